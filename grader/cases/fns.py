@@ -1,0 +1,176 @@
+"""Functions, graphs and probes that tests hand to student code. Not secret.
+
+Both sides import this module: the worker builds the callables `f`, the autograd graphs
+and the probes from it (a callable cannot cross the boundary as data), and the trusted side
+uses the same definitions to compute what the right answer is. Everything here must work
+for any floating dtype and any device, and must not depend on the grader's other modules.
+"""
+
+from __future__ import annotations
+
+import torch
+
+# ----------------------------------------------------------------------------- callables f
+
+FUNCTIONS = {
+    # f(x, y) -> 0-dim, for partial_grads
+    "product_sum": lambda x, y: (x * y).sum(),
+    "lecture_xy": lambda x, y: ((x + y) * (y + 1)).sum(),
+    "exp_sin": lambda x, y: (torch.exp(x) * torch.sin(y)).sum(),
+    "x_y_squared": lambda x, y: (x * y * y).sum(),
+    "ignores_y": lambda x, y: (x ** 2).sum(),
+    "ignores_x": lambda x, y: torch.cos(y).sum(),
+    "ignores_both": lambda x, y: torch.tensor(3.0, dtype=x.dtype, device=x.device),
+    # elementwise f, for nth_derivative
+    "square": lambda t: t ** 2,
+    "sin": torch.sin,
+    "exp": torch.exp,
+    "cube": lambda t: t ** 3,
+    "linear": lambda t: 3 * t + 2,
+    "quartic": lambda t: t ** 4 - 2 * t ** 2 + t,
+    "constant": lambda t: torch.full_like(t, 5.0),
+    "exp_half": lambda t: torch.exp(0.5 * t),
+    # scalar f of a 1-dim x, for hvp and numerical_gradient
+    "sum_cubes": lambda x: (x ** 3).sum(),
+    "logsumexp": lambda x: torch.logsumexp(x.flatten(), 0),
+    "neighbours": lambda x: (x.flatten()[:-1] * x.flatten()[1:]).sum() + (x ** 2).sum(),
+    "sum_linear": lambda x: (2 * x).sum() + 1,
+    "scalar_constant": lambda x: torch.tensor(1.0, dtype=x.dtype, device=x.device),
+    "sin_sum": lambda x: torch.sin(x).sum(),
+    "exp_quartic": lambda x: (torch.exp(0.5 * x) + 0.1 * x ** 4).sum(),
+    # f: R^n -> R^m, for jacobian_rows
+    "sin_cumsum": lambda x: torch.cumsum(torch.sin(x), 0),
+    "moments": lambda x: torch.stack([x.sum(), (x ** 2).sum(), (x ** 3).mean()]),
+    "ends": lambda x: torch.stack([2 * x[0], x[-1] ** 2]),
+    "constant_vector": lambda x: torch.ones(2, dtype=x.dtype, device=x.device),
+    "mix": lambda x: torch.tanh(x) * x.sum(),
+}
+
+
+# ----------------------------------------------------------------------------- graphs for graph_node_counts
+
+def _leaf(values: torch.Tensor) -> torch.Tensor:
+    return values.detach().clone().requires_grad_(True)
+
+
+def lecture_graph(w: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """The lecture's y = (w + x) * (w + 1) with w a leaf that requires grad and x that does not."""
+    w = _leaf(w)
+    a = w + x
+    b = w + 1
+    return a * b
+
+
+def mlp_graph(x: torch.Tensor, w1: torch.Tensor, b1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
+    w1, b1, w2 = _leaf(w1), _leaf(b1), _leaf(w2)
+    h = torch.relu(x @ w1 + b1)
+    return (h @ w2).pow(2).mean()
+
+
+def diamond_graph(x: torch.Tensor) -> torch.Tensor:
+    """One node feeds several paths: it must be counted once."""
+    a = _leaf(x).exp()
+    return (a * a.sin() + a).sum()
+
+
+def chain_graph(x: torch.Tensor, length: int) -> torch.Tensor:
+    h = _leaf(x)
+    for i in range(length):
+        h = h * 2 if i % 2 == 0 else torch.tanh(h)
+    return h.sum()
+
+
+def shared_leaves_graph(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    x, y = _leaf(x), _leaf(y)
+    return (x * y + x.exp() * y + (x - y) ** 2).sum()
+
+
+def no_grad_graph(x: torch.Tensor) -> torch.Tensor:
+    """Nothing requires grad: out.grad_fn is None."""
+    return (x * 2).sum()
+
+
+def leaf_graph(x: torch.Tensor) -> torch.Tensor:
+    """The output is itself a leaf that requires grad: out.grad_fn is None."""
+    return _leaf(x)
+
+
+GRAPHS = {
+    "lecture": lecture_graph,
+    "mlp": mlp_graph,
+    "diamond": diamond_graph,
+    "chain": chain_graph,
+    "shared_leaves": shared_leaves_graph,
+    "no_grad": no_grad_graph,
+    "leaf": leaf_graph,
+}
+
+
+# ----------------------------------------------------------------------------- probes
+
+def probe_smooth_abs(function_class, x: torch.Tensor, eps: float, v: torch.Tensor, u: torch.Tensor):
+    """Forward values, a weighted first derivative and a weighted second derivative through
+    the student's Function. Returns the numbers only; the trusted side judges them."""
+    x = _leaf(x)
+    y = function_class.apply(x, eps)
+    (g,) = torch.autograd.grad(y, x, grad_outputs=v, create_graph=True)  # v * y'(x)
+    (h,) = torch.autograd.grad(g, x, grad_outputs=u)  # u * v * y''(x)
+    return y.detach(), g.detach(), h.detach()
+
+
+def probe_then_backward(function, w: torch.Tensor, x: torch.Tensor, q: torch.Tensor):
+    """Call frozen_predict, then use its result in a later autograd computation."""
+    r = function(w, x)
+    q = _leaf(q)
+    (r * q).sum().backward()
+    return r, q.grad
+
+
+def probe_leaf_backward(function, t: torch.Tensor, *args):
+    """Call make_leaf, then backpropagate into the new leaf: a real leaf receives .grad."""
+    leaf = function(t, *args)
+    (leaf * 3).sum().backward()
+    return leaf, leaf.grad
+
+
+def probe_recording_f(function, f_name: str, x: torch.Tensor, *args):
+    """Call numerical_gradient with an f that records how it was evaluated."""
+    f = FUNCTIONS[f_name]
+    seen = {"dtypes": [], "devices": [], "grad_enabled": [], "requires_grad": []}
+
+    def recording_f(t):
+        seen["dtypes"].append(str(t.dtype).replace("torch.", ""))
+        seen["devices"].append(t.device.type)
+        seen["grad_enabled"].append(torch.is_grad_enabled())
+        seen["requires_grad"].append(t.requires_grad)
+        return f(t)
+
+    result = function(recording_f, x, *args)
+    return result, {k: sorted(set(v)) for k, v in seen.items()}
+
+
+PROBES = {
+    "smooth_abs": probe_smooth_abs,
+    "then_backward": probe_then_backward,
+    "leaf_backward": probe_leaf_backward,
+    "recording_f": probe_recording_f,
+}
+
+
+def warm_up() -> None:
+    """Run the kinds of autograd work the tests ask for once, in the zygote, before any fork.
+
+    Some first calls load Python modules lazily (a first backward through torch.cat imports
+    sympy, about 0.3 s); paying that once here keeps every worker fast.
+    """
+    for dtype in (torch.float32, torch.float64):
+        x = torch.linspace(-1, 1, 6, dtype=dtype).requires_grad_(True)
+        y = torch.cat([torch.sigmoid(x) * torch.exp(x), torch.relu(x) + torch.tanh(x).sin()])
+        y = torch.stack([y, y.cumsum(0)]).reshape(-1, 2) @ torch.ones(2, dtype=dtype)
+        (g,) = torch.autograd.grad(y, x, grad_outputs=torch.ones_like(y), create_graph=True)
+        torch.autograd.grad(g.pow(2).sum(), x, retain_graph=True)
+        torch.autograd.backward(y, grad_tensors=torch.ones_like(y))
+        with torch.no_grad():
+            x.add_(1)
+        with torch.inference_mode():
+            torch.logsumexp(x * 2, 0)

@@ -1,0 +1,104 @@
+"""Hidden tests for inplace.py."""
+
+import pytest
+import torch
+
+from grader.cases.kit import Arg, Fail, Leaf, close, draw, randint, result_tensor, returned, tensor, unchanged
+
+DTYPES = pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
+
+
+@DTYPES
+def test_add_into_inplace_random(submission, rng, dtype):
+    """inplace=True: a += b changes a itself (values and version counter) and returns that same object.
+    inplace=True：a += b 修改 a 本身（数值和版本号），并返回同一个对象。"""
+    shape = (randint(rng, 1, 4), randint(rng, 1, 4))
+    a, b = draw(rng, shape, dtype), draw(rng, shape, dtype)
+    call = submission.call("add_into", a, b, True)
+    result = result_tensor(call, returned(call), "the result", like=a)
+    if result.same_as_arg != 0:
+        raise Fail("with inplace=True return a itself, the object that += changed / inplace=True 时应返回被 += 修改的 a 本身")
+    close(result, a.double() + b.double(), "the result")
+    after = call.args_after[0]
+    close(tensor(after, "a after the call"), a.double() + b.double(), "a after the call")
+    if after.version <= call.versions_before[0]:
+        raise Fail("a's version counter did not increase: a = a + b rebinds the name instead of changing a "
+                   "/ a 的版本号没有增加：a = a + b 只是重新绑定了名字，并没有修改 a")
+    unchanged(call, "a", "b", skip=["a"])
+
+
+@DTYPES
+def test_add_into_out_of_place_random(submission, rng, dtype):
+    """inplace=False: a + b is a new tensor; a keeps its values and its version counter.
+    inplace=False：a + b 是新张量；a 的数值和版本号都不变。"""
+    shape = (randint(rng, 1, 4), randint(rng, 1, 4))
+    a, b = draw(rng, shape, dtype), draw(rng, shape, dtype)
+    call = submission.call("add_into", a, b, False)
+    result = result_tensor(call, returned(call), "the result", like=a)
+    if result.same_as_arg is not None or result.shares_storage_with_arg is not None:
+        raise Fail("with inplace=False the result must be a new tensor, not a / inplace=False 时应返回新张量，而不是 a")
+    close(result, a.double() + b.double(), "the result")
+    unchanged(call, "a", "b")
+
+
+def _check_safe_add(call, w, delta, grad):
+    result = tensor(returned(call), "the result", shape=w.shape, dtype=w.dtype, device=call.device, detached=False)
+    if result.same_as_arg != 0:
+        raise Fail("return w itself (same object), not a new tensor / 应返回 w 本身（同一个对象），而不是新张量")
+    if not (result.requires_grad and result.is_leaf):
+        raise Fail("w must stay a leaf that requires grad / w 应保持为需要梯度的叶子张量")
+    close(result, w.double() + delta.double(), "w after the addition")
+    if result.version <= call.versions_before[0]:
+        raise Fail("w's version counter did not increase: the change was hidden from autograd (w.data?); "
+                   "use an in-place operation under torch.no_grad() / w 的版本号没有增加：修改被隐藏了（w.data？）；"
+                   "请在 torch.no_grad() 中使用原地运算")
+    after_grad = result.grad
+    if grad is None and after_grad is not None:
+        raise Fail("w.grad was set: adding delta must not touch the gradient / w.grad 被写入了：加 delta 不应影响梯度")
+    if grad is not None and (after_grad is None or not torch.equal(after_grad.data, grad)):
+        raise Fail("w.grad was changed or cleared / w.grad 被修改或清除了")
+
+
+@DTYPES
+def test_safe_add_random(submission, rng, dtype):
+    """Under torch.no_grad(), w.add_(delta) is allowed: w stays the same leaf, still requires grad, and its
+    existing .grad is untouched.
+    在 torch.no_grad() 中可以 w.add_(delta)：w 仍是同一个需要梯度的叶子张量，已有的 .grad 不变。"""
+    shape = (randint(rng, 1, 5),)
+    w, delta, grad = draw(rng, shape, dtype), draw(rng, shape, dtype), draw(rng, shape, dtype)
+    call = submission.call("safe_add_", Leaf(w, grad=grad), delta)
+    _check_safe_add(call, w, delta, grad)
+    unchanged(call, "w", "delta", skip=["w"])
+
+
+def test_safe_add_version_counter(submission, rng):
+    """The version counter must increase as for any in-place operation: w.data.add_() hides the change from
+    autograd and is not the answer.
+    版本号必须像任何原地运算一样增加：w.data.add_() 会对 autograd 隐藏修改，不是正确答案。"""
+    w, delta = draw(rng, (3, 2), torch.float64), draw(rng, (3, 2), torch.float64)
+    call = submission.call("safe_add_", Leaf(w), delta)
+    _check_safe_add(call, w, delta, None)
+
+
+@DTYPES
+def test_shifted_sigmoid_random(submission, rng, dtype):
+    """s = torch.sigmoid(x) + shift, out of place (sigmoid saved its output for backward), and
+    g = sigmoid(x) (1 - sigmoid(x)).
+    s = torch.sigmoid(x) + shift，用非原地运算（sigmoid 为 backward 保存了它的输出），g = sigmoid(x)(1 - sigmoid(x))。"""
+    x = draw(rng, (randint(rng, 1, 3), randint(rng, 1, 5)), dtype, -3, 3)
+    shift = float(draw(rng, (1,), torch.float64, -2, 2))
+    call = submission.call("shifted_sigmoid_and_grad", x, shift)
+    s, g = returned(call, tuple, 2)
+    sig = torch.sigmoid(x.double())
+    close(result_tensor(call, s, "s", like=x), sig + shift, "s", mistakes={"no_shift_in_s": sig})
+    close(result_tensor(call, g, "g", like=x), sig * (1 - sig), "g")
+
+
+def test_shifted_sigmoid_conventions(submission, rng):
+    """x is not modified (values, .grad, version); s and g are detached.
+    x 不被修改（数值、.grad、版本号）；s 和 g 已 detach。"""
+    x = draw(rng, (4,), torch.float32)
+    call = submission.call("shifted_sigmoid_and_grad", Arg(x, grad=torch.ones(4)), 0.5)
+    for value, name in zip(returned(call, tuple, 2), ("s", "g")):
+        result_tensor(call, value, name, like=x)
+    unchanged(call, "x")

@@ -1,0 +1,62 @@
+"""Public tests for graph.py: small, fixed inputs from the lecture."""
+
+import torch
+
+from grader.cases.kit import SESSION_DEVICE, Fail, Graph, close, result_tensor, returned, tensor, unchanged
+
+
+def test_graph_node_counts_lecture(submission):
+    """The lecture's graph y = (w + x) * (w + 1): one Mul, two Adds, and w's AccumulateGrad, counted once
+    although two paths reach it. Follow grad_fn.next_functions and skip None entries.
+    课上的计算图 y = (w + x) * (w + 1)：一个 Mul、两个 Add，以及 w 的 AccumulateGrad（两条路径到达，只计一次）。
+    沿 grad_fn.next_functions 遍历并跳过 None。"""
+    call = submission.call("graph_node_counts", Graph("lecture", (torch.tensor([1.0]), torch.tensor([2.0]))))
+    counts = returned(call, dict)
+    expected = {"MulBackward0": 1, "AddBackward0": 2, "AccumulateGrad": 1}
+    if counts != expected:
+        raise Fail("wrong node counts / 节点计数不对", f"got {counts}, expected {expected}")
+
+
+def test_make_leaf_lecture(submission):
+    """make_leaf returns a new leaf that requires grad, with the same values, dtype and device, sharing
+    no storage with t; t itself is not changed.
+    make_leaf 返回一个新的、requires_grad=True 的叶子张量，数值、dtype、设备与 t 相同，且不与 t 共享存储；t 本身不变。"""
+    t = torch.tensor([1.0, 2.0])
+    call = submission.call("make_leaf", t)
+    leaf = tensor(returned(call), "the leaf", shape=(2,), dtype=torch.float32, device=call.device, detached=False)
+    if not (leaf.requires_grad and leaf.is_leaf):
+        raise Fail(f"the result must be a leaf with requires_grad=True (got requires_grad={leaf.requires_grad}, "
+                   f"is_leaf={leaf.is_leaf}) / 结果应是 requires_grad=True 的叶子张量")
+    if leaf.same_as_arg is not None or leaf.shares_storage_with_arg is not None:
+        raise Fail("the result shares storage with t: make a copy (clone) / 结果与 t 共享存储：请复制（clone）")
+    close(leaf, t, "the leaf")
+    unchanged(call, "t")
+
+
+def test_intermediate_grads_small(submission):
+    """z = x @ w + b = [2, -2], a = relu(z) = [2, 0], loss = mean(a ** 2) = 2. Call retain_grad() on z and a
+    before backward, or their .grad stays None.
+    z = x @ w + b = [2, -2]，a = relu(z) = [2, 0]，loss = mean(a ** 2) = 2。backward 之前要对 z 和 a 调用
+    retain_grad()，否则它们的 .grad 是 None。"""
+    x, w, b = torch.tensor([[1.0, 2.0]]), torch.tensor([[1.0, -1.0], [0.5, 1.0]]), torch.tensor([0.0, -3.0])
+    call = submission.call("intermediate_grads", x, w, b)
+    grads = returned(call, dict)
+    expected = {"z": [[2.0, 0.0]], "a": [[2.0, 0.0]], "w": [[2.0, 0.0], [4.0, 0.0]], "b": [2.0, 0.0]}
+    for key, want in expected.items():
+        want = torch.tensor(want)
+        close(result_tensor(call, grads.get(key), f"grads[{key!r}]", like=want), want, f"grads[{key!r}]")
+    unchanged(call, "x", "w", "b")
+
+
+def test_dynamic_doubling_lecture(submission):
+    """a = [0.5, -0.25, 1.0]: b = 2a, then the loop doubles b 9 times until its norm reaches 1000; the sum is
+    positive, so c = b and dc/da = 2 ** 10 for every element.
+    a = [0.5, -0.25, 1.0]：b = 2a，循环把 b 加倍 9 次直到范数达到 1000；和为正，所以 c = b，每个元素的梯度都是 2 ** 10。"""
+    a = torch.tensor([0.5, -0.25, 1.0])
+    call = submission.call("dynamic_doubling", a)
+    c, grad, steps = returned(call, tuple, 3)
+    close(result_tensor(call, c, "c", like=a), torch.tensor([512.0, -256.0, 1024.0]), "c")
+    close(result_tensor(call, grad, "grad", like=a), torch.full((3,), 1024.0), "grad")
+    if type(steps) is not int or steps != 9:
+        raise Fail("steps should be the int 9 / steps 应为整数 9", f"got {steps!r}")
+    unchanged(call, "a")

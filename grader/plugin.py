@@ -1,0 +1,165 @@
+"""The pytest plugin that runs the test cases against one submission.
+
+It provides the fixtures tests use (`submission`, `device`, `rng`), maps every collected
+test to its entry in the catalogue, and turns each test's outcome into a `TestOutcome`:
+status (`passed`, `failed`, `error`, `timeout`), points, and a message that never shows a
+hidden test's inputs. It asserts nothing itself; the tests do, in this trusted process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import torch
+from _pytest.reports import TestReport
+
+from grader.catalog import Catalog, CatalogError, TestSpec
+from grader.proxy import CallTimeout, StudentCode, SubmissionUnavailable, WorkerFault
+
+MAX_MESSAGE = 1500
+
+
+@dataclass
+class TestOutcome:
+    name: str
+    spec: TestSpec
+    points: float
+    status: str = "error"
+    message: str = "the test did not run"
+    hint: str = ""
+    duration_s: float = 0.0
+
+    @property
+    def score(self) -> float:
+        return self.points if self.status == "passed" else 0.0
+
+
+class GradingPlugin:
+    def __init__(self, student: StudentCode, catalog: Catalog, folders: tuple[str, ...], device: str,
+                 seed: int, exercises: set[str] | None = None):
+        self.student = student
+        self.catalog = catalog
+        self.folders = folders
+        self.device_name = device
+        self.seed = seed
+        self.only = exercises
+        self.outcomes: dict[str, TestOutcome] = {}
+        self.errors: list[str] = []
+
+    # -- fixtures -------------------------------------------------------------------------
+    @pytest.fixture(scope="session")
+    def submission(self) -> StudentCode:
+        return self.student
+
+    @pytest.fixture(scope="session")
+    def device(self) -> str:
+        return self.device_name
+
+    @pytest.fixture
+    def rng(self, request) -> torch.Generator:
+        """A generator seeded from the run's seed and the test's id: order-independent."""
+        digest = hashlib.sha256(f"{self.seed}:{request.node.nodeid}".encode()).digest()
+        return torch.Generator().manual_seed(int.from_bytes(digest[:8], "little"))
+
+    # -- collection ------------------------------------------------------------------------
+    def pytest_collection_modifyitems(self, session, config, items):
+        selected, deselected, counts = [], [], {}
+        for item in items:
+            folder = Path(str(item.fspath)).parent.name
+            if folder not in self.folders:
+                deselected.append(item)
+                continue
+            try:
+                spec = self.catalog.test(folder, item.originalname)
+            except CatalogError as exc:
+                self.errors.append(str(exc))
+                deselected.append(item)
+                continue
+            if self.only and spec.exercise not in self.only:
+                deselected.append(item)
+                continue
+            item.stash[_SPEC] = spec
+            counts[spec] = counts.get(spec, 0) + 1
+            selected.append(item)
+        for item in selected:
+            spec = item.stash[_SPEC]
+            self.outcomes[item.nodeid] = TestOutcome(item.name, spec, spec.points / counts[spec],
+                                                     hint=_docstring(item))
+        listed = {(t.folder, t.name) for e in self.catalog.exercises for t in e.tests
+                  if t.folder in self.folders and (not self.only or e.name in self.only)}
+        for folder, name in sorted(listed - {(s.folder, s.name) for s in counts}):
+            self.errors.append(f"test {folder}/{name} is listed in points.yaml but was not collected")
+        if deselected:
+            config.hook.pytest_deselected(items=deselected)
+        items[:] = selected
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.errors.append(f"could not collect {report.nodeid}: {str(report.longrepr)[-2000:]}")
+
+    # -- running ---------------------------------------------------------------------------
+    def pytest_runtest_setup(self, item):
+        self.student.current_exercise = item.stash[_SPEC].exercise
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_makereport(self, item, call):
+        """Our own report: pytest's default would render a source-level traceback we never show
+        (about 25 ms a failure)."""
+        outcome = self.outcomes.get(item.nodeid)
+        excinfo = call.excinfo
+        skipped = excinfo is not None and excinfo.errisinstance(pytest.skip.Exception)
+        status = "passed" if excinfo is None else "skipped" if skipped else "failed"
+        if outcome is not None:
+            if call.when == "call":
+                outcome.duration_s = round(call.duration, 4)
+            if status == "passed" and call.when == "call":
+                outcome.status, outcome.message = "passed", ""
+            elif status == "failed" and (call.when == "call" or outcome.status in ("passed", "error")):
+                outcome.status, outcome.message = classify(excinfo, outcome.spec.visibility == "visible")
+            elif skipped:
+                outcome.status, outcome.message = "error", f"skipped: {excinfo.value}"
+        longrepr = None
+        if skipped:
+            longrepr = (str(item.path), item.location[1], str(excinfo.value))
+        elif excinfo is not None:
+            longrepr = f"{excinfo.typename}: {excinfo.value}"[:MAX_MESSAGE]
+        return TestReport(item.nodeid, item.location, {}, status, longrepr, call.when,
+                          duration=call.duration, start=call.start, stop=call.stop)
+
+
+_SPEC = pytest.StashKey[TestSpec]()
+
+
+def classify(excinfo, visible: bool) -> tuple[str, str]:
+    """Status and message for a test that did not pass. Hidden tests show no values."""
+    exc = excinfo.value if excinfo is not None else None
+    if isinstance(exc, CallTimeout):
+        return "timeout", _clip(str(exc))
+    if isinstance(exc, (WorkerFault, SubmissionUnavailable)):
+        return "error", _clip(str(exc))
+    reason = getattr(exc, "reason", None)
+    if reason is not None:  # grader.cases.kit.Fail: a reason always, the details only when visible
+        detail = getattr(exc, "detail", "")
+        return "failed", _clip(reason + (f"\n{detail}" if visible and detail else ""))
+    if isinstance(exc, AssertionError):
+        return "failed", _clip(str(exc)) if visible else "a hidden check failed"
+    name = type(exc).__name__ if exc is not None else "unknown"
+    return "error", _clip(f"the test itself failed ({name}: {exc})") if visible else \
+        f"the test could not check the result ({name})"
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 20] + " [...]"
+
+
+def _docstring(item) -> str:
+    doc = getattr(getattr(item, "function", None), "__doc__", None) or ""
+    return "\n".join(line.strip() for line in doc.strip().splitlines())
+
+
+def _skip_reason(report) -> str:
+    longrepr = report.longrepr
+    return str(longrepr[2]) if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)

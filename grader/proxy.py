@@ -1,0 +1,292 @@
+"""Calls into the student's code: the trusted side of the worker boundary.
+
+`StudentCode` is what a test gets as its `submission` fixture. `submission.call(name,
+*args)` sends the arguments to the worker as data, waits at most the time the limits
+leave, and returns a `CallResult` holding plain data only: the decoded return value,
+the exception the student's code raised, and the state of every argument before and after
+the call. A worker that dies, hangs, or answers with garbage is killed and replaced; the
+failure is charged to the test that caused it and nothing else. A module whose import
+kills or hangs the worker is never imported again for this submission.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from grader import wire
+from grader.sandbox import Limits
+
+
+class CallTimeout(Exception):
+    """The student's code did not answer in time (status `timeout`)."""
+
+
+class WorkerFault(Exception):
+    """The worker died or sent garbage (status `error`)."""
+
+
+class SubmissionUnavailable(Exception):
+    """The function cannot be called: missing module or name, or an import that failed (status `error`)."""
+
+
+# ----------------------------------------------------------------------------- argument markers
+
+@dataclass
+class Arg:
+    """A tensor argument with its autograd state: requires_grad, and a `.grad` already set (a sentinel
+    that must survive the call untouched)."""
+
+    tensor: torch.Tensor
+    requires_grad: bool = False
+    grad: torch.Tensor | None = None
+
+
+def Leaf(tensor: torch.Tensor, grad: torch.Tensor | None = None) -> Arg:
+    """A tensor that arrives as a leaf with requires_grad=True."""
+    return Arg(tensor, True, grad)
+
+
+@dataclass
+class Fn:
+    """A callable from `grader.cases.fns.FUNCTIONS`, built inside the worker."""
+
+    name: str
+
+
+@dataclass
+class Graph:
+    """An autograd graph built inside the worker by `grader.cases.fns.GRAPHS[name](*args)`."""
+
+    name: str
+    args: tuple = ()
+
+
+class _SessionDevice:
+    """Stands for the device this run grades on (`cpu` or `cuda`)."""
+
+    def __repr__(self) -> str:
+        return "SESSION_DEVICE"
+
+
+SESSION_DEVICE = _SessionDevice()
+
+
+def encode_arguments(value: Any, blobs: list[bytes]) -> Any:
+    """Encode call arguments from the trusted side (exact types only, like the worker's replies)."""
+    t = type(value)
+    if value is None or t in (bool, int, float, str):
+        return value
+    if t is torch.Tensor:
+        return _encode_tensor(value, blobs)
+    if t is Arg:
+        node = _encode_tensor(value.tensor, blobs)
+        node["$tensor"]["requires_grad"] = value.requires_grad
+        if value.grad is not None:
+            node["$tensor"]["grad"] = _encode_tensor(value.grad, blobs)
+        return node
+    if t is Fn:
+        return {"$fn": value.name}
+    if t is Graph:
+        return {"$graph": {"name": value.name, "args": encode_arguments(list(value.args), blobs)}}
+    if t is torch.dtype:
+        return {"$dtype": wire.DTYPE_NAMES[value]}
+    if value is SESSION_DEVICE:
+        return {"$device": "@session"}
+    if t is list:
+        return [encode_arguments(x, blobs) for x in value]
+    if t is tuple:
+        return {"$tuple": [encode_arguments(x, blobs) for x in value]}
+    if t is dict:
+        return {"$dict": [[k, encode_arguments(x, blobs)] for k, x in value.items()]}
+    raise TypeError(f"cannot send a {t.__name__} to the worker")
+
+
+def _encode_tensor(t: torch.Tensor, blobs: list[bytes]) -> dict:
+    blobs.append(wire.tensor_bytes(t))
+    return {"$tensor": {"blob": len(blobs) - 1, "dtype": wire.DTYPE_NAMES[t.dtype], "shape": list(t.shape)}}
+
+
+# ----------------------------------------------------------------------------- results
+
+@dataclass
+class CallResult:
+    """Everything a test may look at after one call. Plain data, decoded on the trusted side."""
+
+    function: str
+    args: tuple  # what was sent (trusted objects)
+    outcome: str  # "returned" or "raised"
+    value: Any = None
+    exception: dict | None = None
+    args_after: list = field(default_factory=list)
+    versions_before: list = field(default_factory=list)
+    elapsed: float = 0.0
+    device: str = "cpu"
+
+
+# ----------------------------------------------------------------------------- the fixture object
+
+class StudentCode:
+    """One submission's code behind the worker boundary. Not thread-safe; one per submission."""
+
+    def __init__(self, files: dict[str, bytes], launcher, modules: dict[str, str], limits: Limits,
+                 device: str = "cpu", seed: int = 0):
+        self.files = files
+        self.launcher = launcher
+        self.modules = modules  # function or class name -> module name ("partial_grads" -> "grad")
+        self.limits = limits
+        self.device = device
+        self.seed = seed
+        self.worker = None
+        self.imported: set[str] = set()
+        self.fatal_modules: dict[str, str] = {}
+        self.current_exercise: str | None = None
+        self.spent: dict[str, float] = {}
+        self.started = time.monotonic()
+        self.workers_started = 0
+        self.peak_memory_mb: float | None = None
+        self.output: list[str] = []
+
+    # -- public API for tests ------------------------------------------------------------
+    def call(self, function: str, *args: Any, probe: str | None = None, **kwargs: Any) -> CallResult:
+        module = self.modules[function]
+        if module in self.fatal_modules:
+            raise SubmissionUnavailable(self.fatal_modules[module])
+        blobs: list[bytes] = []
+        request = {
+            "op": "call",
+            "target": f"{module}.{function}",
+            "probe": probe,
+            "args": encode_arguments(list(args), blobs),
+            "kwargs": encode_arguments(dict(kwargs), blobs),
+        }
+        self._ensure_imported(module)
+        body, reply_blobs = self._request(request, blobs, what=f"{function}")
+        outcome = body.get("outcome")
+        if outcome in ("import_error", "missing"):
+            raise SubmissionUnavailable(_unavailable_message(module, body))
+        if outcome not in ("returned", "raised"):
+            raise self._garbage("an unknown outcome")
+        try:
+            value = wire.decode(body.get("value"), reply_blobs) if outcome == "returned" else None
+            after = wire.decode(body.get("args_after", []), reply_blobs)
+            exception = body.get("exception") if outcome == "raised" else None
+            if exception is not None and not (type(exception) is dict
+                                               and all(type(exception.get(k)) is str for k in ("type", "message"))):
+                raise wire.WireError("bad exception record")
+        except wire.WireError as exc:
+            raise self._garbage(str(exc)) from None
+        return CallResult(function, args, outcome, value, exception, after if type(after) is list else [],
+                          body.get("versions_before", []) if type(body.get("versions_before")) is list else [],
+                          float(body["elapsed"]) if type(body.get("elapsed")) is float else 0.0, self.device)
+
+    # -- worker lifecycle ------------------------------------------------------------------
+    def _ensure_worker(self):
+        if self.worker is None:
+            self.worker = self.launcher.spawn()
+            self.workers_started += 1
+            self.imported = set()
+            blobs = list(self.files.values())
+            load = {"op": "load", "files": {name: i for i, name in enumerate(self.files)},
+                    "device": self.device, "seed": self.seed,
+                    "gpu_memory_fraction": self.limits.gpu_memory_fraction}
+            self._request(load, blobs, what="loading the submission", ensure=False)
+        return self.worker
+
+    def _ensure_imported(self, module: str) -> None:
+        self._ensure_worker()
+        if module in self.imported:
+            return
+        try:
+            body, _ = self._request({"op": "import", "module": module}, [], what=f"importing {module}.py")
+        except CallTimeout:
+            self.fatal_modules[module] = f"importing {module}.py did not finish in time (an infinite loop at import?)"
+            raise SubmissionUnavailable(self.fatal_modules[module]) from None
+        except WorkerFault as exc:
+            self.fatal_modules[module] = f"importing {module}.py killed the worker: {exc}"
+            raise SubmissionUnavailable(self.fatal_modules[module]) from None
+        if body.get("outcome") != "imported":
+            # An import that raised is cached by the worker; it costs this module's exercises only.
+            raise SubmissionUnavailable(_unavailable_message(module, body))
+        self.imported.add(module)
+
+    def _time_left(self) -> float:
+        exercise_left = self.limits.exercise_budget_s - self.spent.get(self.current_exercise, 0.0)
+        submission_left = self.limits.submission_budget_s - (time.monotonic() - self.started)
+        return min(self.limits.call_timeout_s, exercise_left, submission_left)
+
+    def _request(self, body: dict, blobs: list[bytes], what: str, ensure: bool = True):
+        worker = self._ensure_worker() if ensure else self.worker
+        timeout = self._time_left()
+        if timeout <= 0:
+            raise CallTimeout(f"{what}: no time left in this exercise's or this submission's time budget")
+        start = time.monotonic()
+        try:
+            worker.conn.send_bytes(wire.pack(body, blobs))
+            if not worker.conn.poll(timeout):
+                self._discard_worker()
+                raise CallTimeout(f"{what} did not return within {timeout:.1f} s")
+            reply = worker.conn.recv_bytes(wire.MAX_MESSAGE_BYTES)
+        except (EOFError, OSError) as exc:
+            status = worker.end_status()
+            self._discard_worker()
+            raise WorkerFault(f"the worker process ended while {what} ({_describe_end(status, exc)})") from None
+        finally:
+            if self.current_exercise is not None:
+                self.spent[self.current_exercise] = self.spent.get(self.current_exercise, 0.0) + time.monotonic() - start
+        try:
+            return wire.unpack(reply)
+        except wire.WireError as exc:
+            raise self._garbage(str(exc)) from None
+
+    def _garbage(self, why: str) -> WorkerFault:
+        self._discard_worker()
+        return WorkerFault(f"the worker sent a malformed reply ({why})")
+
+    def _discard_worker(self) -> None:
+        if self.worker is not None:
+            peak = self.worker.peak_memory_mb()
+            if peak is not None:
+                self.peak_memory_mb = max(self.peak_memory_mb or 0.0, peak)
+            self.worker.close()
+            self.output.append(self.worker.output.text())
+            self.worker = None
+
+    def close(self) -> None:
+        if self.worker is not None:
+            try:
+                self.worker.conn.send_bytes(wire.pack({"op": "exit"}, []))
+            except OSError:
+                pass
+        self._discard_worker()
+
+    def captured_output(self) -> str:
+        return "".join(self.output)
+
+
+def _unavailable_message(module: str, body: dict) -> str:
+    exc = body.get("exception") if type(body.get("exception")) is dict else {}
+    kind, message = str(exc.get("type", "Error"))[:100], str(exc.get("message", ""))[:500]
+    if body.get("outcome") == "missing":
+        return message or f"missing in {module}.py"
+    return f"{module}.py could not be imported: {kind}: {message}"
+
+
+def _describe_end(status: str, exc: BaseException) -> str:
+    import signal as _signal
+
+    if status.startswith("signal "):
+        number = int(status.split()[1])
+        try:
+            name = _signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        hints = {"SIGSEGV": "a crash in native code", "SIGKILL": "killed, often for using too much memory",
+                 "SIGXCPU": "CPU time limit", "SIGXFSZ": "file size limit"}
+        return f"killed by {name}" + (f": {hints[name]}" if name in hints else "")
+    if status.startswith("exit "):
+        return f"it exited with status {status.split()[1]}: os._exit or a fatal error in the student's code"
+    return type(exc).__name__

@@ -1,0 +1,153 @@
+"""Score files: building them, validating them, writing them atomically, and summary.csv.
+
+Only the trusted process writes here, and only after the submission's worker is gone.
+A score file is written to a temporary name in the same folder and renamed into place, so
+a reader never sees half a file and nothing a student printed can pass for one.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+SCHEMA_VERSION = "1.0"
+SCHEMA_FILE = Path(__file__).parent / "schema" / "score.schema.json"
+
+
+def build_report(*, submission: str, exercises: list, outcomes: list, device: str, torch_version: str,
+                 duration_s: float, **extra) -> dict:
+    """Assemble a score file from the catalogue's exercises and the test outcomes.
+
+    Every exercise of the catalogue is listed, with every one of its tests, whatever ran.
+    """
+    by_exercise: dict[str, list] = {e.name: [] for e in exercises}
+    for o in outcomes:
+        by_exercise.setdefault(o.spec.exercise, []).append(o)
+    entries = []
+    for e in exercises:
+        ran = by_exercise[e.name]
+        if not ran:
+            continue
+        entries.append({
+            "name": e.name,
+            "module": e.module,
+            "score": _round(sum(o.score for o in ran)),
+            "max_score": _round(sum(o.points for o in ran)),
+            "tests": [test_entry(o) for o in ran],
+        })
+    everything = [o for e in exercises for o in by_exercise[e.name]]
+    report = {
+        "schema_version": SCHEMA_VERSION,
+        "submission": submission,
+        "score": _round(sum(o.score for o in everything)),
+        "max_score": _round(sum(o.points for o in everything)),
+        "device": device,
+        "torch_version": torch_version,
+        "duration_s": round(duration_s, 3),
+        "exercises": entries,
+    }
+    report.update({k: v for k, v in extra.items() if v is not None})
+    return report
+
+
+def test_entry(o) -> dict:
+    entry = {
+        "name": o.name,
+        "status": o.status,
+        "score": _round(o.score),
+        "max_score": _round(o.points),
+        "visibility": o.spec.visibility,
+        "message": o.message,
+        "duration_s": o.duration_s,
+    }
+    if o.status != "passed" and o.hint:
+        entry["hint"] = o.hint
+    return entry
+
+
+def _round(x: float) -> float:
+    r = round(float(x), 4)
+    return int(r) if r == int(r) else r
+
+
+# ----------------------------------------------------------------------------- validation
+
+@lru_cache(maxsize=1)
+def schema() -> dict:
+    return json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+
+
+def validate(report: dict) -> list[str]:
+    """Schema errors of a score file; [] when valid. Needs jsonschema (an instructor extra)."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema())
+    return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in validator.iter_errors(report)]
+
+
+def validate_if_possible(report: dict) -> list[str]:
+    try:
+        return validate(report)
+    except ImportError:
+        return []
+
+
+# ----------------------------------------------------------------------------- writing
+
+def write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def score_file_name(submission: str) -> str:
+    safe = "".join(c if c.isalnum() or c in "-_.@+" else "_" for c in submission).strip(".") or "submission"
+    return f"{safe}.json"
+
+
+def write_report(out_dir: Path, report: dict) -> Path:
+    path = Path(out_dir) / score_file_name(report["submission"])
+    write_atomic(path, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    return path
+
+
+def read_report(path: Path) -> dict | None:
+    """A finished score file, or None when it is missing, unreadable or invalid."""
+    try:
+        report = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(report, dict) or validate_if_possible(report):
+        return None
+    return report
+
+
+def summary_csv(reports: list[dict]) -> str:
+    """One row per submission: total, one column per exercise, and the tests that did not pass."""
+    exercises = list(dict.fromkeys(e["name"] for r in reports for e in r["exercises"]))
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["submission", "score", "max_score", "percent", *exercises, "problems"])
+    for r in sorted(reports, key=lambda r: r["submission"]):
+        scores = {e["name"]: e["score"] for e in r["exercises"]}
+        not_passed = sum(1 for e in r["exercises"] for t in e["tests"] if t["status"] != "passed")
+        problems = "; ".join(r.get("submission_errors", []))
+        writer.writerow([r["submission"], r["score"], r["max_score"],
+                         round(100 * r["score"] / r["max_score"], 2) if r["max_score"] else 0,
+                         *[scores.get(name, "") for name in exercises],
+                         problems or (f"{not_passed} tests did not pass" if not_passed else "")])
+    return out.getvalue()

@@ -1,0 +1,275 @@
+"""Grading: one submission in one pytest run, and many submissions across worker processes.
+
+`Engine` owns a zygote and grades submissions one after another in the current process:
+each gets a fresh worker and one pytest session over the test cases. `grade_many` runs one
+engine per CPU core, writes every score file as soon as its submission is done, shows
+progress, and can resume an interrupted run.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from multiprocessing import get_context
+from pathlib import Path
+
+import pytest
+import torch
+
+import grader
+from grader import catalog as catalog_module
+from grader import results, submission
+from grader.plugin import GradingPlugin, TestOutcome
+from grader.proxy import StudentCode
+from grader.sandbox import Limits
+from grader.zygote import make_launcher
+
+PYTEST_ARGS = [
+    "-c", str(catalog_module.CASES_DIR / "pytest.ini"),
+    "--rootdir", str(catalog_module.CASES_DIR),
+    "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:stepwise", "-p", "no:logging",
+    "-p", "no:unraisableexception", "-p", "no:threadexception",  # each ends with a slow gc.collect()
+    "--noconftest", "--capture=no", "-W", "ignore",
+]
+
+
+class GraderError(RuntimeError):
+    """A problem with the grader's own set-up (not with a submission)."""
+
+
+@dataclass
+class Options:
+    device: str = "cpu"
+    seed: int = 0
+    folders: tuple[str, ...] = ("public", "hidden")
+    exercises: set[str] | None = None
+    limits: Limits = field(default_factory=Limits)
+    extra_hidden: list[str] = field(default_factory=list)
+
+
+def resolve_device(device: str) -> str:
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise GraderError("--device cuda: no CUDA GPU is available to this torch "
+                          f"({torch.__version__}); use --device cpu or auto")
+    if device not in ("cpu", "cuda"):
+        raise GraderError(f"unknown device {device!r}: use cpu, cuda or auto")
+    return device
+
+
+class Engine:
+    """Grades submissions in this process. One zygote, reused; one fresh worker per submission."""
+
+    def __init__(self, options: Options, slot: int = 0):
+        self.options = options
+        self.catalog = catalog_module.load()
+        self.launcher = make_launcher(options.limits, device=options.device, slot=slot,
+                                      extra_hidden=options.extra_hidden)
+
+    def grade(self, path: str | os.PathLike, name: str | None = None) -> dict:
+        sub = submission.load(path)
+        if name:
+            sub.name = name
+        return self.grade_loaded(sub)
+
+    def grade_loaded(self, sub: submission.Submission) -> dict:
+        opts = self.options
+        start = time.perf_counter()
+        student = StudentCode(sub.files, self.launcher, self.catalog.modules_by_function, opts.limits,
+                              device=opts.device, seed=opts.seed)
+        plugin = GradingPlugin(student, self.catalog, opts.folders, opts.device, opts.seed, opts.exercises)
+        try:
+            exit_code = run_pytest(plugin, opts.folders)
+        finally:
+            student.close()
+        if plugin.errors:
+            raise GraderError("the test cases do not match points.yaml:\n  " + "\n  ".join(plugin.errors))
+        if exit_code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            for outcome in plugin.outcomes.values():
+                if outcome.status == "error" and outcome.message == "the test did not run":
+                    outcome.message = f"the test did not run (pytest exit code {int(exit_code)})"
+        sandbox = self.launcher.plan.describe(opts.limits)
+        sandbox["peak_memory_mb"] = round(student.peak_memory_mb, 1) if student.peak_memory_mb else None
+        report = results.build_report(
+            submission=sub.name,
+            exercises=self._exercises(),
+            outcomes=list(plugin.outcomes.values()),
+            device=opts.device,
+            torch_version=torch.__version__,
+            duration_s=time.perf_counter() - start,
+            grader_version=grader.__version__,
+            seed=opts.seed,
+            graded_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            source_sha256=sub.sha256,
+            submission_errors=sub.problems + sorted(set(student.fatal_modules.values())),
+            sandbox=sandbox,
+        )
+        output = student.captured_output()
+        if output:
+            report["output"] = output
+        return report
+
+    def _exercises(self):
+        if self.options.exercises:
+            return [e for e in self.catalog.exercises if e.name in self.options.exercises]
+        return self.catalog.exercises
+
+    def close(self) -> None:
+        self.launcher.close()
+
+
+def run_pytest(plugin: GradingPlugin, folders: tuple[str, ...]) -> int:
+    paths = [str(catalog_module.CASES_DIR / f) for f in folders if (catalog_module.CASES_DIR / f).is_dir()]
+    return pytest.main([*paths, *PYTEST_ARGS], plugins=[plugin])
+
+
+def failure_report(name: str, options: Options, message: str, duration_s: float = 0.0) -> dict:
+    """A complete score file for a submission the grader itself could not grade."""
+    cat = catalog_module.load()
+    outcomes = [TestOutcome(t.name, t, t.points, "error", message)
+                for e in cat.exercises for t in e.tests if t.folder in options.folders
+                and (not options.exercises or e.name in options.exercises)]
+    exercises = [e for e in cat.exercises if not options.exercises or e.name in options.exercises]
+    return results.build_report(submission=name, exercises=exercises, outcomes=outcomes, device=options.device,
+                                torch_version=torch.__version__, duration_s=duration_s,
+                                grader_version=grader.__version__, seed=options.seed,
+                                submission_errors=[message])
+
+
+# ============================================================================= many submissions
+
+_engine: Engine | None = None
+
+
+def _init_pool_process(options: Options, slots) -> None:
+    global _engine
+    with slots.get_lock():
+        slot = slots.value
+        slots.value += 1
+    _engine = Engine(options, slot=slot)
+
+
+def _grade_in_pool(path: str, name: str) -> dict:
+    start = time.perf_counter()
+    try:
+        return _engine.grade(path, name=name)
+    except GraderError:
+        raise
+    except Exception:
+        return failure_report(name, _engine.options, "internal grader error:\n" + traceback.format_exc()[-3000:],
+                              time.perf_counter() - start)
+
+
+def unique_names(paths: list[str]) -> list[str]:
+    names, seen = [], {}
+    for p in paths:
+        base = submission.submission_name(p)
+        seen[base] = seen.get(base, 0) + 1
+        names.append(base if seen[base] == 1 else f"{base}-{seen[base]}")
+    return names
+
+
+@dataclass
+class RunSummary:
+    written: list[Path] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    reports: list[dict] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def grade_many(paths: list[str], out_dir: Path, options: Options, workers: int = 1, resume: bool = False,
+               progress=None) -> RunSummary:
+    """Grade every submission, writing DIR/<name>.json as each finishes and DIR/summary.csv at the end."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    summary = RunSummary()
+    start = time.perf_counter()
+    todo = []
+    for path, name in zip(paths, unique_names(paths)):
+        if resume:
+            done = results.read_report(out_dir / results.score_file_name(name))
+            if done is not None and done.get("source_sha256") == submission.load(path).sha256:
+                summary.skipped.append(name)
+                summary.reports.append(done)
+                continue
+        todo.append((path, name))
+    progress = progress or (lambda report, done, total: None)
+
+    def finish(report: dict) -> None:
+        problems = results.validate_if_possible(report)
+        if problems:
+            raise GraderError(f"score file for {report['submission']} is invalid: {problems[:3]}")
+        summary.written.append(results.write_report(out_dir, report))
+        summary.reports.append(report)
+        progress(report, len(summary.written), len(todo))
+
+    try:
+        if workers <= 1 or len(todo) <= 1:
+            engine = Engine(options)
+            try:
+                for path, name in todo:
+                    finish(_grade_locally(engine, path, name))
+            finally:
+                engine.close()
+        else:
+            _grade_in_processes(todo, options, workers, finish)
+    finally:
+        if summary.reports:
+            results.write_atomic(out_dir / "summary.csv", results.summary_csv(summary.reports))
+        summary.seconds = time.perf_counter() - start
+    return summary
+
+
+def _grade_locally(engine: Engine, path: str, name: str) -> dict:
+    start = time.perf_counter()
+    try:
+        return engine.grade(path, name=name)
+    except GraderError:
+        raise
+    except Exception:
+        return failure_report(name, engine.options, "internal grader error:\n" + traceback.format_exc()[-3000:],
+                              time.perf_counter() - start)
+
+
+def _grade_in_processes(todo, options: Options, workers: int, finish) -> None:
+    ctx = get_context("spawn")
+    slots = ctx.Value("i", 0)
+    pending_items = list(todo)
+    while pending_items:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_pool_process,
+                                 initargs=(options, slots)) as pool:
+            futures = {pool.submit(_grade_in_pool, path, name): (path, name) for path, name in pending_items}
+            pending_items = []
+            try:
+                while futures:
+                    done, _ = wait(futures, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        path, name = futures.pop(fut)
+                        try:
+                            finish(fut.result())
+                        except GraderError:
+                            raise
+                        except Exception:  # a pool process died: grade the rest in a fresh pool
+                            pending_items.append((path, name))
+                    if pending_items and all(f.done() for f in futures):
+                        break
+            except BaseException:
+                for fut in futures:
+                    fut.cancel()
+                raise
+        if pending_items and len(pending_items) == len(todo):
+            for path, name in pending_items:
+                finish(failure_report(name, options, "the grading process crashed on this submission"))
+            return
+        todo = pending_items
+
+
+def stderr_progress(report: dict, done: int, total: int) -> None:
+    print(f"[{done}/{total}] {report['submission']}: {report['score']}/{report['max_score']}", file=sys.stderr)

@@ -1,0 +1,321 @@
+"""The sandbox a worker runs in: limits, a private file system, no network, no privileges.
+
+`Limits` says what a worker may use; `SandboxPlan` says how it is isolated on this machine.
+`enter(plan, limits)` runs inside the freshly forked worker, before any student code:
+
+* Linux, as root or with unprivileged user namespaces: new mount, PID, network, IPC and UTS
+  namespaces. The worker gets a fresh root file system that holds only the system and
+  Python directories (read-only), the grader's non-secret modules, an empty /tmp and its own
+  /work; the hidden tests are covered by an empty mount. `pivot_root` removes the old root,
+  so other submissions, the solutions, the output folder and home directories do not exist
+  for it. The network namespace has no interface but a down loopback. As root, the worker
+  then drops to an unprivileged user id of its own; in a user namespace it drops every
+  capability. When its PID namespace's first process dies, the kernel kills every process
+  the submission started, detached or not.
+* Anywhere else: a new session and the same resource limits, and the score file says that
+  the file system and the network were not isolated.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import platform
+import resource
+import sys
+from dataclasses import asdict, dataclass, field
+
+MiB = 1024 * 1024
+
+
+@dataclass
+class Limits:
+    """What a worker may use. Times in seconds, sizes in MiB."""
+
+    call_timeout_s: float = 10.0
+    exercise_budget_s: float = 20.0
+    submission_budget_s: float = 240.0
+    memory_mb: int = 2048  # address space above what the worker starts with (CPU only)
+    processes: int = 64  # RLIMIT_NPROC of the worker's own user id
+    output_kb: int = 64  # captured stdout/stderr kept per submission
+    file_size_mb: int = 16
+    tmpfs_mb: int = 64
+    open_files: int = 256
+    cpu_s: int = 600
+    gpu_memory_fraction: float = 0.25
+
+
+@dataclass
+class SandboxPlan:
+    """How workers are isolated on this machine; decided once by the zygote."""
+
+    mode: str = "process"  # "root-namespaces", "user-namespaces" or "process"
+    root_dir: str = ""  # empty mount point for the worker's new root
+    readonly_paths: list[str] = field(default_factory=list)
+    hidden_paths: list[str] = field(default_factory=list)
+    worker_uid: int | None = None
+    worker_gid: int | None = None
+    device: str = "cpu"
+    notes: list[str] = field(default_factory=list)
+
+    def describe(self, limits: Limits) -> dict:
+        isolated = self.mode != "process"
+        return {
+            "backend": self.mode,
+            "network": "none (empty network namespace)" if isolated else "not isolated: no namespaces on this machine",
+            "user": (f"uid {self.worker_uid}" if self.worker_uid is not None
+                     else "unprivileged user namespace" if self.mode == "user-namespaces"
+                     else "same user as the grader"),
+            "filesystem": ("private root: system, Python and the grader's public modules, read-only"
+                           if isolated else "not isolated: the worker can read what the grader's user can"),
+            "memory_limit_mb": limits.memory_mb if self.device == "cpu" else None,
+            "notes": list(self.notes),
+        }
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+# ----------------------------------------------------------------------------- Linux system calls
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
+MNT_DETACH = 2
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
+_SYSCALLS = {"x86_64": {"pivot_root": 155, "capset": 126}, "aarch64": {"pivot_root": 41, "capset": 91}}
+
+_libc = None
+
+
+def libc():
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    return _libc
+
+
+def _check(result: int, what: str) -> int:
+    if result == -1:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"{what}: {os.strerror(errno)}")
+    return result
+
+
+def unshare(flags: int) -> None:
+    _check(libc().unshare(flags), "unshare")
+
+
+def mount(source: str | None, target: str, fstype: str | None, flags: int = 0, data: str | None = None) -> None:
+    enc = lambda s: None if s is None else s.encode()  # noqa: E731
+    _check(libc().mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)), f"mount {target}")
+
+
+def umount(target: str, flags: int = 0) -> None:
+    _check(libc().umount2(target.encode(), flags), f"umount {target}")
+
+
+def pivot_root(new_root: str, put_old: str) -> None:
+    number = _SYSCALLS[platform.machine()]["pivot_root"]
+    _check(libc().syscall(number, new_root.encode(), put_old.encode()), "pivot_root")
+
+
+def prctl(option: int, value: int) -> None:
+    _check(libc().prctl(option, ctypes.c_ulong(value), 0, 0, 0), f"prctl {option}")
+
+
+def drop_capabilities() -> None:
+    """capset(2) with empty sets: no capability left, even inside a user namespace."""
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
+    data = (ctypes.c_uint32 * 6)()  # two zeroed {effective, permitted, inheritable}
+    number = _SYSCALLS[platform.machine()]["capset"]
+    _check(libc().syscall(number, header, data), "capset")
+
+
+def namespaces_supported() -> bool:
+    return sys.platform.startswith("linux") and platform.machine() in _SYSCALLS
+
+
+# ----------------------------------------------------------------------------- entering the sandbox
+
+def unshare_for_worker(plan: SandboxPlan) -> None:
+    """Run in the intermediate process: the next fork lands in the new namespaces."""
+    if plan.mode == "process":
+        return
+    flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
+    if plan.mode == "user-namespaces":
+        uid, gid = os.getuid(), os.getgid()
+        unshare(flags | CLONE_NEWUSER)
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"0 {uid} 1")
+        _write("/proc/self/gid_map", f"0 {gid} 1")
+    else:
+        unshare(flags)
+
+
+def enter(plan: SandboxPlan, limits: Limits) -> str:
+    """Isolate the current process (the worker) and return its private work directory."""
+    if plan.mode == "process":
+        workdir = _private_tempdir()
+    else:
+        workdir = "/work"
+        _build_root(plan, limits)
+    _set_limits(plan, limits)
+    _drop_privileges(plan)
+    prctl(PR_SET_PDEATHSIG, 9) if sys.platform.startswith("linux") else None
+    return workdir
+
+
+def _private_tempdir() -> str:
+    import tempfile
+
+    return tempfile.mkdtemp(prefix="autograd-lab-worker-")
+
+
+def _build_root(plan: SandboxPlan, limits: Limits) -> None:
+    root = plan.root_dir
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=755")
+    for path in plan.readonly_paths:
+        _bind_readonly(path, root + path)
+    for path in plan.hidden_paths:
+        if os.path.isdir(root + path):
+            mount("tmpfs", root + path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=000")
+    _make_dev(root, plan.device)
+    owner = _tmpfs_owner(plan)
+    for name, mode in (("tmp", "1777"), ("work", "700"), ("dev/shm", "1777")):
+        os.makedirs(f"{root}/{name}", exist_ok=True)
+        mount("tmpfs", f"{root}/{name}", "tmpfs", MS_NOSUID | MS_NODEV,
+              f"size={limits.tmpfs_mb}m,mode={mode},{owner}")
+    os.makedirs(f"{root}/proc", exist_ok=True)
+    mount("proc", f"{root}/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    os.makedirs(f"{root}/.old_root", exist_ok=True)
+    pivot_root(root, f"{root}/.old_root")
+    os.chdir("/")
+    umount("/.old_root", MNT_DETACH)
+    os.rmdir("/.old_root")
+    os.chdir("/work")
+
+
+def _bind_readonly(source: str, target: str) -> None:
+    if os.path.islink(source):
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if not os.path.lexists(target):
+            os.symlink(os.readlink(source), target)
+        return
+    if os.path.isdir(source):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        open(target, "a").close()
+    mount(source, target, None, MS_BIND | MS_REC)
+    # A read-only remount must keep the flags the kernel locked on the source mount.
+    mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | _locked_flags(source))
+
+
+def _locked_flags(path: str) -> int:
+    st = os.statvfs(path).f_flag
+    flags = MS_NOSUID
+    for st_bit, ms_bit in ((4, MS_NODEV), (8, MS_NOEXEC), (1024, MS_NOATIME), (2048, MS_NODIRATIME), (4096, MS_RELATIME)):
+        if st & st_bit:
+            flags |= ms_bit
+    return flags
+
+
+def _make_dev(root: str, device: str) -> None:
+    os.makedirs(f"{root}/dev", exist_ok=True)
+    mount("tmpfs", f"{root}/dev", "tmpfs", MS_NOSUID, "size=64k,mode=755")
+    names = ["null", "zero", "full", "random", "urandom"]
+    if device.startswith("cuda"):
+        names += [n for n in os.listdir("/dev") if n.startswith("nvidia")]
+    for name in names:
+        source = f"/dev/{name}"
+        if os.path.exists(source) and not os.path.isdir(source):
+            open(f"{root}/dev/{name}", "a").close()
+            mount(source, f"{root}/dev/{name}", None, MS_BIND)
+    os.symlink("/proc/self/fd", f"{root}/dev/fd")
+
+
+def _tmpfs_owner(plan: SandboxPlan) -> str:
+    if plan.worker_uid is not None:
+        return f"uid={plan.worker_uid},gid={plan.worker_gid}"
+    return "uid=0,gid=0"
+
+
+def _set_limits(plan: SandboxPlan, limits: Limits) -> None:
+    def cap(which: int, value: int) -> None:
+        soft, hard = resource.getrlimit(which)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        resource.setrlimit(which, (value, value))
+
+    cap(resource.RLIMIT_CORE, 0)
+    cap(resource.RLIMIT_FSIZE, limits.file_size_mb * MiB)
+    cap(resource.RLIMIT_NOFILE, limits.open_files)
+    cap(resource.RLIMIT_CPU, limits.cpu_s)
+    if plan.worker_uid is not None or plan.mode == "user-namespaces":
+        # Counted per user id: only safe where the worker has a user id of its own.
+        cap(resource.RLIMIT_NPROC, limits.processes)
+    if plan.device == "cpu" and hasattr(resource, "RLIMIT_AS"):
+        # CUDA reserves huge address ranges, so the address-space cap is for CPU workers only.
+        cap(resource.RLIMIT_AS, current_address_space() + limits.memory_mb * MiB)
+
+
+def current_address_space() -> int:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _drop_privileges(plan: SandboxPlan) -> None:
+    if plan.worker_uid is not None and os.geteuid() == 0:
+        os.setgroups([])
+        os.setresgid(plan.worker_gid, plan.worker_gid, plan.worker_gid)
+        os.setresuid(plan.worker_uid, plan.worker_uid, plan.worker_uid)
+        if os.getresuid() != (plan.worker_uid,) * 3:
+            raise OSError("could not drop privileges")
+    elif plan.mode == "user-namespaces":
+        drop_capabilities()
+    if sys.platform.startswith("linux"):
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
+
+
+# ----------------------------------------------------------------------------- choosing a plan
+
+def readonly_paths(hidden: list[str]) -> list[str]:
+    """System and Python directories the worker needs, minus any that would expose a secret."""
+    import grader
+
+    candidates = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/sys", "/opt"]
+    candidates += [sys.prefix, sys.base_prefix, sys.exec_prefix]
+    candidates += [p for p in sys.path if p and os.path.isdir(p)]
+    candidates.append(os.path.dirname(os.path.abspath(grader.__file__)))
+    chosen: list[str] = []
+    for path in sorted({os.path.abspath(p) for p in candidates if os.path.lexists(p)}, key=len):
+        if any(_inside(path, c) for c in chosen if not os.path.islink(c)):
+            continue  # already visible through a parent
+        if any(_inside(h, path) for h in hidden) and path != os.path.dirname(os.path.abspath(grader.__file__)):
+            continue  # binding it would show a secret: the grader package is bound by itself instead
+        chosen.append(path)
+    return chosen
+
+
+def _inside(path: str, parent: str) -> bool:
+    return path == parent or path.startswith(parent.rstrip("/") + "/")

@@ -1,0 +1,155 @@
+"""Reading a submission: a folder or a .zip, treated as untrusted files.
+
+Only the six exercise modules are taken, from the submission's root or from an
+`exercises/` folder in it; everything else (a planted `conftest.py`, `sitecustomize.py`,
+`.pth` files, packages named `torch` or `grader`) is never read, let alone run. Nothing is
+extracted to disk: zip members are read into memory with size caps. Members with absolute
+paths, `..`, symlinks or device files are rejected with a message; a zip bomb stops at the
+size cap; a symlinked module in a folder is refused rather than followed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+MODULE_FILES = ("graph.py", "backward.py", "grad.py", "accumulation.py", "inplace.py", "extensions.py")
+MAX_MODULE_BYTES = 1024 * 1024
+MAX_ZIP_MEMBERS = 2000
+MAX_ZIP_TOTAL_BYTES = 32 * 1024 * 1024
+PREFIXES = ("", "exercises/")
+
+
+@dataclass
+class Submission:
+    name: str
+    path: str
+    files: dict[str, bytes] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def sha256(self) -> str:
+        digest = hashlib.sha256()
+        for name in sorted(self.files):
+            digest.update(name.encode() + b"\0" + hashlib.sha256(self.files[name]).digest())
+        return digest.hexdigest()
+
+    @property
+    def missing_modules(self) -> list[str]:
+        return [m for m in MODULE_FILES if m not in self.files]
+
+
+def submission_name(path: str | os.PathLike) -> str:
+    p = Path(path)
+    name = p.stem if p.suffix.lower() == ".zip" else p.name
+    return name or "submission"
+
+
+def load(path: str | os.PathLike) -> Submission:
+    """Read a submission; problems are recorded, never raised, so every submission gets graded."""
+    path = Path(path)
+    sub = Submission(name=submission_name(path.resolve() if str(path) in (".", "") else path), path=str(path))
+    try:
+        if path.is_dir():
+            _load_folder(path, sub)
+        elif path.suffix.lower() == ".zip" and path.is_file():
+            _load_zip(path, sub)
+        elif not path.exists():
+            sub.problems.append(f"{path} does not exist")
+        else:
+            sub.problems.append(f"{path} is neither a folder nor a .zip file")
+    except (OSError, zipfile.BadZipFile, ValueError) as exc:
+        sub.problems.append(f"could not read {path.name}: {exc}")
+    for module in sub.missing_modules:
+        sub.problems.append(f"{module} is missing: its exercises score 0")
+    return sub
+
+
+def _load_folder(folder: Path, sub: Submission) -> None:
+    prefix = next((p for p in PREFIXES if any((folder / p / m).exists() or (folder / p / m).is_symlink()
+                                                for m in MODULE_FILES)), "")
+    for module in MODULE_FILES:
+        path = folder / prefix / module
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            sub.problems.append(f"{prefix}{module} is a symbolic link: rejected")
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            sub.problems.append(f"{prefix}{module} is not a regular file: rejected")
+            continue
+        if info.st_size > MAX_MODULE_BYTES:
+            sub.problems.append(f"{prefix}{module} is larger than {MAX_MODULE_BYTES // 1024} KiB: rejected")
+            continue
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as f:
+            sub.files[module] = f.read(MAX_MODULE_BYTES + 1)[:MAX_MODULE_BYTES]
+
+
+def _load_zip(path: Path, sub: Submission) -> None:
+    with zipfile.ZipFile(path) as zf:
+        members = zf.infolist()
+        if len(members) > MAX_ZIP_MEMBERS:
+            raise ValueError(f"the archive has {len(members)} members (at most {MAX_ZIP_MEMBERS})")
+        safe: dict[str, zipfile.ZipInfo] = {}
+        for info in members:
+            problem = _unsafe_member(info)
+            if problem:
+                sub.problems.append(f"archive member {info.filename!r} rejected: {problem}")
+            else:
+                safe[_normal(info.filename)] = info
+        root = _archive_root(safe)
+        budget = MAX_ZIP_TOTAL_BYTES
+        for module in MODULE_FILES:
+            info = next((safe[root + p + module] for p in PREFIXES if root + p + module in safe), None)
+            if info is None:
+                continue
+            if info.file_size > MAX_MODULE_BYTES:
+                sub.problems.append(f"archive member {info.filename!r} rejected: larger than {MAX_MODULE_BYTES // 1024} KiB")
+                continue
+            with zf.open(info) as f:
+                data = f.read(MAX_MODULE_BYTES + 1)  # never trust the declared size
+            if len(data) > MAX_MODULE_BYTES or len(data) > budget:
+                sub.problems.append(f"archive member {info.filename!r} rejected: it expands past the size limit")
+                continue
+            budget -= len(data)
+            sub.files[module] = data
+
+
+def _unsafe_member(info: zipfile.ZipInfo) -> str | None:
+    name = info.filename
+    if "\0" in name or "\\" in name:
+        return "odd characters in the name"
+    if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
+        return "absolute path"
+    if ".." in PurePosixPath(name).parts:
+        return "'..' in the path"
+    mode = (info.external_attr >> 16) & 0xFFFF
+    if mode and stat.S_ISLNK(mode):
+        return "symbolic link"
+    if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        return "device, pipe or other special file"
+    return None
+
+
+def _normal(name: str) -> str:
+    return str(PurePosixPath(name)) + ("/" if name.endswith("/") else "")
+
+
+def _archive_root(members: dict[str, zipfile.ZipInfo]) -> str:
+    """Accept a zip whose modules sit inside one top folder (as zipping a folder makes)."""
+    for prefix in PREFIXES:
+        if any(prefix + m in members for m in MODULE_FILES):
+            return ""
+    tops = {name.split("/", 1)[0] for name in members if "/" in name}
+    for top in sorted(tops):
+        for prefix in PREFIXES:
+            if any(f"{top}/{prefix}{m}" in members for m in MODULE_FILES):
+                return top + "/"
+    return ""

@@ -1,0 +1,297 @@
+"""The worker: the only process that runs student code.
+
+It is started inside the sandbox (see `grader.sandbox`), receives the submission's module
+files and then requests to call one student function each, and answers every request with
+plain data in the `grader.wire` format: what the call returned, what it raised, and the
+state of its arguments before and after. It judges nothing; the trusted side does.
+
+Everything here is untrusted as soon as the first student module is imported, so the
+trusted side treats every reply as data to check, never as a verdict.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import time
+import traceback
+from typing import Any
+
+import torch
+
+from grader import wire
+
+# Captured before any student code runs, so that a submission that patches torch.Tensor's
+# Python attributes cannot change what the worker reports about tensors.
+_TensorBase = getattr(torch._C, "TensorBase", None) or getattr(torch._C, "_TensorBase")
+_get = {
+    name: _TensorBase.__dict__[name].__get__
+    for name in ("_version", "requires_grad", "is_leaf", "grad_fn", "grad", "dtype", "shape", "device")
+}
+_is_inference = _TensorBase.is_inference
+_untyped_storage = _TensorBase.untyped_storage
+_Tensor = torch.Tensor
+_is = lambda a, b: a is b  # noqa: E731
+
+MAX_MESSAGE_TEXT = 2000
+MODULES = ("graph", "backward", "grad", "accumulation", "inplace", "extensions")
+
+
+# ----------------------------------------------------------------------------- encoding results
+
+class Encoder:
+    """Encodes a value tree produced by student code into wire JSON plus blobs."""
+
+    def __init__(self, args: list[Any]):
+        self.blobs: list[bytes] = []
+        self.args = args
+        self.nodes = 0
+
+    def value(self, v: Any, depth: int = 0) -> Any:
+        self.nodes += 1
+        if depth > wire.MAX_DEPTH - 2 or self.nodes > wire.MAX_NODES // 2:
+            return {"$object": "too deeply nested"}
+        t = type(v)
+        if v is None or t is bool or t is str:
+            return v
+        if t is int:
+            return v if abs(v) < 2**63 else {"$object": "int (out of range)"}
+        if t is float:
+            return v
+        if t is _Tensor:
+            return self.tensor(v, depth)
+        if t is list:
+            return [self.value(x, depth + 1) for x in v]
+        if t is tuple:
+            return {"$tuple": [self.value(x, depth + 1) for x in v]}
+        if t is dict:
+            if not all(type(k) is str for k in v):
+                return {"$object": "dict with non-string keys"}
+            return {"$dict": [[k, self.value(x, depth + 1)] for k, x in v.items()]}
+        if t is torch.dtype and v in wire.DTYPE_NAMES:
+            return {"$dtype": wire.DTYPE_NAMES[v]}
+        if t is torch.device:
+            return {"$device": str(v)}
+        return {"$object": _type_name(v)}
+
+    def tensor(self, v: torch.Tensor, depth: int = 0, with_grad: bool = True) -> Any:
+        dtype = _get["dtype"](v)
+        if dtype not in wire.DTYPE_NAMES or v.layout != torch.strided:
+            return {"$object": f"Tensor({dtype}, {v.layout})"}
+        self.blobs.append(wire.tensor_bytes(v))
+        grad_fn = _get["grad_fn"](v)
+        grad = _get["grad"](v) if with_grad and _get["is_leaf"](v) else None
+        return {"$tensor": {
+            "blob": len(self.blobs) - 1,
+            "dtype": wire.DTYPE_NAMES[dtype],
+            "shape": list(_get["shape"](v)),
+            "device": str(_get["device"](v)),
+            "requires_grad": bool(_get["requires_grad"](v)),
+            "is_leaf": bool(_get["is_leaf"](v)),
+            "grad_fn": None if grad_fn is None else type(grad_fn).__name__,
+            "version": int(_get["_version"](v)),
+            "is_inference": bool(_is_inference(v)),
+            "grad": self.tensor(grad, depth + 1, with_grad=False) if type(grad) is _Tensor else None,
+            "same_as_arg": self._same_as_arg(v),
+            "shares_storage_with_arg": self._storage_arg(v),
+        }}
+
+    def _same_as_arg(self, v: torch.Tensor) -> int | None:
+        for i, a in enumerate(self.args):
+            if _is(a, v):
+                return i
+        return None
+
+    def _storage_arg(self, v: torch.Tensor) -> int | None:
+        try:
+            ptr = _untyped_storage(v).data_ptr()
+        except Exception:
+            return None
+        for i, a in enumerate(self.args):
+            if type(a) is _Tensor and ptr != 0 and _untyped_storage(a).data_ptr() == ptr:
+                return i
+        return None
+
+
+def _type_name(v: Any) -> str:
+    try:
+        return str(type(v).__qualname__)[:100]
+    except Exception:
+        return "object"
+
+
+def _exception_data(exc: BaseException) -> dict:
+    try:
+        message = str(exc)
+    except Exception:
+        message = "<the exception's message could not be read>"
+    return {"type": _type_name(exc), "message": message[:MAX_MESSAGE_TEXT]}
+
+
+# ----------------------------------------------------------------------------- decoding arguments
+
+class ArgumentBuilder:
+    """Builds the call's arguments from the trusted side's description, on the device."""
+
+    def __init__(self, blobs: list[bytes], device: str):
+        self.blobs = blobs
+        self.device = device
+
+    def build(self, node: Any) -> Any:
+        if node is None or type(node) in (bool, int, float, str):
+            return node
+        if type(node) is list:
+            return [self.build(x) for x in node]
+        ((kind, p),) = node.items()
+        if kind == "$tuple":
+            return tuple(self.build(x) for x in p)
+        if kind == "$dict":
+            return {k: self.build(v) for k, v in p}
+        if kind == "$dtype":
+            return wire.DTYPES[p]
+        if kind == "$device":
+            return torch.device(self.device if p == "@session" else p)
+        if kind == "$tensor":
+            return self.tensor(p)
+        if kind == "$fn":
+            from grader.cases import fns
+            return fns.FUNCTIONS[p]
+        if kind == "$graph":
+            from grader.cases import fns
+            return fns.GRAPHS[p["name"]](*self.build(p["args"]))
+        raise ValueError(f"unknown argument kind {kind}")
+
+    def tensor(self, p: dict) -> torch.Tensor:
+        t = wire.tensor_from_bytes(self.blobs[p["blob"]], p["dtype"], p["shape"]).to(self.device).clone()
+        if p.get("requires_grad"):
+            t.requires_grad_(True)
+        if p.get("grad") is not None:
+            t.grad = self.tensor(p["grad"]["$tensor"])
+        return t
+
+
+# ----------------------------------------------------------------------------- the worker
+
+class Worker:
+    def __init__(self, conn, workdir: str):
+        self.conn = conn
+        self.workdir = workdir
+        self.device = "cpu"
+        self.import_failures: dict[str, dict] = {}
+
+    def serve(self) -> None:
+        while True:
+            try:
+                message = self.conn.recv_bytes()
+            except (EOFError, OSError):
+                return
+            body, blobs = wire.unpack(message)
+            op = body.get("op")
+            if op == "exit":
+                return
+            handler = {"load": self.load, "import": self.import_op, "call": self.call, "ping": self.ping}[op]
+            reply_body, reply_blobs = handler(body, blobs)
+            self.conn.send_bytes(wire.pack(reply_body, reply_blobs))
+
+    def ping(self, body: dict, blobs: list[bytes]):
+        return {"ok": True, "pid": os.getpid()}, []
+
+    def load(self, body: dict, blobs: list[bytes]):
+        """Write the submission's module files into the private work directory."""
+        for filename, index in body["files"].items():
+            if os.path.basename(filename) != filename or not filename.endswith(".py"):
+                continue
+            with open(os.path.join(self.workdir, filename), "wb") as f:
+                f.write(blobs[index])
+        sys.path.insert(0, self.workdir)
+        importlib.invalidate_caches()
+        self.device = body.get("device", "cpu")
+        torch.manual_seed(int(body.get("seed", 0)))
+        if self.device.startswith("cuda"):
+            _init_cuda(body.get("gpu_memory_fraction"))
+        return {"ok": True, "device": self.device}, []
+
+    def import_op(self, body: dict, blobs: list[bytes]):
+        module, failure = self._import(body["module"])
+        return (failure if module is None else {"outcome": "imported"}), []
+
+    def call(self, body: dict, blobs: list[bytes]):
+        module_name, _, attr = body["target"].partition(".")
+        module, failure = self._import(module_name)
+        if module is None:
+            return failure, []
+        if not hasattr(module, attr):
+            return {"outcome": "missing", "exception": {
+                "type": "AttributeError", "message": f"{module_name}.py defines no {attr}"}}, []
+        target = getattr(module, attr)
+        args = ArgumentBuilder(blobs, self.device).build(body.get("args", []))
+        kwargs = ArgumentBuilder(blobs, self.device).build(body.get("kwargs", {"$dict": []}))
+        encoder = Encoder(args)
+        versions_before = [int(_get["_version"](a)) if type(a) is _Tensor else None for a in args]
+        probe = body.get("probe")
+        start = time.perf_counter()
+        try:
+            if probe:
+                from grader.cases import fns
+                value = fns.PROBES[probe](target, *args, **kwargs)
+            else:
+                value = target(*args, **kwargs)
+            if self.device.startswith("cuda"):
+                torch.cuda.synchronize()
+            reply = {"outcome": "returned", "value": encoder.value(value)}
+        except BaseException as exc:  # SystemExit and KeyboardInterrupt included: student code raised them
+            reply = {"outcome": "raised", "exception": _exception_data(exc)}
+        reply["elapsed"] = time.perf_counter() - start
+        reply["versions_before"] = versions_before
+        reply["args_after"] = [encoder.value(a) for a in args]
+        return reply, encoder.blobs
+
+    def _import(self, module_name: str):
+        if module_name not in MODULES:
+            return None, {"outcome": "missing", "exception": {"type": "LookupError", "message": f"no module {module_name}"}}
+        if module_name in self.import_failures:
+            return None, self.import_failures[module_name]
+        if not os.path.exists(os.path.join(self.workdir, module_name + ".py")):
+            return None, {"outcome": "missing", "exception": {
+                "type": "ModuleNotFoundError", "message": f"the submission has no {module_name}.py"}}
+        try:
+            sys.modules.pop(module_name, None)  # a same-named module from elsewhere must not stand in
+            module = importlib.import_module(module_name)
+        except BaseException as exc:
+            failure = {"outcome": "import_error", "exception": _exception_data(exc)}
+            failure["exception"]["traceback"] = _short_traceback(exc)
+            self.import_failures[module_name] = failure
+            return None, failure
+        return module, None
+
+
+def _short_traceback(exc: BaseException) -> str:
+    lines = traceback.format_exception_only(type(exc), exc)
+    return "".join(lines)[-MAX_MESSAGE_TEXT:]
+
+
+def _init_cuda(memory_fraction: float | None) -> None:
+    torch.cuda.init()
+    try:
+        torch.backends.cuda.matmul.fp32_precision = "ieee"
+        torch.backends.cudnn.conv.fp32_precision = "ieee"
+    except AttributeError:  # torch < 2.9
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    if memory_fraction:
+        torch.cuda.set_per_process_memory_fraction(float(memory_fraction))
+
+
+def prepare_process() -> None:
+    """Settings every worker takes before the first request, whatever launched it."""
+    torch.set_num_threads(1)
+    # Imported now so the worker's helper functions exist before student code can shadow them.
+    from grader.cases import fns
+
+    fns.warm_up()
+
+
+def run(conn, workdir: str) -> None:
+    prepare_process()
+    Worker(conn, workdir).serve()

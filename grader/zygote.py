@@ -1,0 +1,448 @@
+"""Starting workers: a warm zygote that forks one fresh, sandboxed worker per submission.
+
+`import torch` costs about a second; the zygote pays it once per grading process and then
+forks workers that start with torch already loaded. It is started with a clean environment
+(`python -I`, no secrets from the grader's environment), never imports test cases or
+solutions, and never touches CUDA: a worker that grades on the GPU initialises CUDA itself,
+after the fork.
+
+Per worker the zygote forks twice: the first child enters new namespaces
+(`sandbox.unshare_for_worker`) and forks the worker, which is then the first process of
+its own PID namespace, builds its private root and drops its privileges
+(`sandbox.enter`). The first child waits for it and writes how it ended to a status pipe.
+
+Engine side: `Launcher.spawn()` returns a `WorkerProcess` whose connection speaks
+`grader.wire`; where `fork` is not available (Windows, macOS), `SpawnLauncher` starts a
+plain subprocess instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+from multiprocessing.connection import Connection
+
+from grader import sandbox
+from grader.sandbox import Limits, SandboxPlan
+
+
+# ============================================================================= engine side
+
+class WorkerProcess:
+    """A running worker, seen from the trusted side: its connection, pid and output."""
+
+    def __init__(self, conn: Connection, pid: int, output_fd: int, status_fd: int | None, output_cap: int):
+        self.conn = conn
+        self.pid = pid
+        self.status_fd = status_fd
+        self.output = OutputCollector(output_fd, output_cap)
+        try:
+            self.pidfd = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            self.pidfd = None
+
+    def kill(self) -> None:
+        """SIGKILL the worker; its PID namespace takes every process it started with it."""
+        try:
+            if self.pidfd is not None:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            else:
+                os.kill(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, OSError):
+            pass
+
+    def wait_gone(self, timeout: float = 5.0) -> bool:
+        if self.pidfd is not None:
+            ready, _, _ = select.select([self.pidfd], [], [], timeout)
+            return bool(ready)
+        return True
+
+    def end_status(self, timeout: float = 1.0) -> str:
+        """How the worker ended ('exit 0', 'signal 9'), from the first child's status pipe."""
+        if self.status_fd is None:
+            return "unknown"
+        ready, _, _ = select.select([self.status_fd], [], [], timeout)
+        if not ready:
+            return "unknown"
+        try:
+            return os.read(self.status_fd, 100).decode(errors="replace").strip() or "unknown"
+        except OSError:
+            return "unknown"
+
+    def peak_memory_mb(self) -> float | None:
+        try:
+            with open(f"/proc/{self.pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) / 1024
+        except OSError:
+            return None
+        return None
+
+    def close(self) -> None:
+        self.kill()
+        self.wait_gone()
+        for closer in (self.conn.close, self.output.join):
+            try:
+                closer()
+            except OSError:
+                pass
+        for fd in (self.pidfd, self.status_fd):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self.pidfd = self.status_fd = None
+
+
+class OutputCollector:
+    """Drains a worker's stdout/stderr pipe so it never blocks; keeps the first `cap` bytes."""
+
+    def __init__(self, fd: int, cap: int):
+        self.fd, self.cap = fd, cap
+        self.kept = bytearray()
+        self.total = 0
+        self.thread = threading.Thread(target=self._drain, daemon=True)
+        self.thread.start()
+
+    def _drain(self) -> None:
+        try:
+            while chunk := os.read(self.fd, 65536):
+                self.total += len(chunk)
+                room = self.cap - len(self.kept)
+                if room > 0:
+                    self.kept += chunk[:room]
+        except OSError:
+            pass
+        finally:
+            os.close(self.fd)
+
+    def join(self) -> None:
+        self.thread.join(timeout=2)
+
+    def text(self) -> str:
+        text = self.kept.decode("utf-8", errors="replace")
+        if self.total > len(self.kept):
+            text += f"\n[... {self.total - len(self.kept)} more bytes of output dropped]"
+        return text
+
+
+def clean_environment() -> dict[str, str]:
+    """The only environment a worker sees: nothing from the grader's (no tokens, no keys)."""
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/work",
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "TMPDIR": "/tmp",
+    }
+
+
+def hidden_paths(extra: list[str] | None = None) -> list[str]:
+    """Secret paths: the hidden tests and, in a source checkout, solutions, tests and history."""
+    import grader
+
+    package = os.path.dirname(os.path.abspath(grader.__file__))
+    checkout = os.path.dirname(package)
+    paths = [os.path.join(package, "cases", "hidden")]
+    if os.path.exists(os.path.join(checkout, "pyproject.toml")):
+        paths += [os.path.join(checkout, name) for name in ("solutions", "tests", ".git", "bench")]
+    return paths + [os.path.abspath(p) for p in (extra or [])]
+
+
+class Launcher:
+    """Starts the zygote once and asks it for one worker per submission."""
+
+    def __init__(self, limits: Limits, device: str = "cpu", slot: int = 0, extra_hidden: list[str] | None = None,
+                 force_mode: str | None = None):
+        self.limits = limits
+        self.device = device
+        self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        hidden = hidden_paths(extra_hidden)
+        config = {
+            "limits": limits.__dict__,
+            "device": device,
+            "slot": slot,
+            "hidden": hidden,
+            "readonly": sandbox.readonly_paths(hidden),
+            "force_mode": force_mode,
+            "sys_path": [os.path.dirname(os.path.dirname(os.path.abspath(sandbox.__file__)))],
+        }
+        code = "import sys, json; c = json.loads(sys.argv[1]); sys.path.extend(c['sys_path']); " \
+               "from grader.zygote import serve; serve(c, int(sys.argv[2]))"
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-c", code, json.dumps(config), str(theirs.fileno())],
+            pass_fds=[theirs.fileno()], env=clean_environment(), cwd="/",
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )
+        theirs.close()
+        hello = self._read_reply()
+        if "error" in hello:
+            raise RuntimeError(f"the worker zygote failed to start: {hello['error']}")
+        self.plan = SandboxPlan(**hello["plan"])
+        self.lock = threading.Lock()
+
+    def _read_reply(self) -> dict:
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = self.control.recv(65536)
+            if not chunk:
+                err = self.process.stderr.read().decode(errors="replace") if self.process.stderr else ""
+                raise RuntimeError(f"the worker zygote exited: {err[-2000:]}")
+            data += chunk
+        return json.loads(data)
+
+    def spawn(self) -> WorkerProcess:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        out_read, out_write = os.pipe()
+        status_read, status_write = os.pipe()
+        with self.lock:
+            socket.send_fds(self.control, [b'{"op": "spawn"}\n'], [theirs.fileno(), out_write, status_write])
+            for fd in (theirs.detach(), out_write, status_write):
+                os.close(fd)
+            reply = self._read_reply()
+        if "error" in reply:
+            for fd in (out_read, status_read):
+                os.close(fd)
+            ours.close()
+            raise RuntimeError(f"could not start a worker: {reply['error']}")
+        conn = Connection(ours.detach())
+        return WorkerProcess(conn, reply["pid"], out_read, status_read, self.limits.output_kb * 1024)
+
+    def close(self) -> None:
+        try:
+            self.control.close()
+            self.process.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            self.process.kill()
+        if self.process.stderr:
+            self.process.stderr.close()
+
+
+class SpawnLauncher:
+    """Fallback for systems without fork: a plain subprocess per worker, with the same protocol."""
+
+    def __init__(self, limits: Limits, device: str = "cpu", **_):
+        self.limits = limits
+        self.device = device
+        self.plan = SandboxPlan(mode="process", device=device, notes=[
+            "spawned worker: no namespaces on this system; separate process with time limits only"])
+
+    def spawn(self) -> WorkerProcess:
+        from multiprocessing import get_context
+
+        ctx = get_context("spawn")
+        ours, theirs = ctx.Pipe(duplex=True)
+        process = ctx.Process(target=_spawned_worker_main, args=(theirs, self.limits), daemon=True)
+        process.start()
+        theirs.close()
+        read_fd, write_fd = os.pipe()
+        os.close(write_fd)  # the spawned worker's output goes to the grader's own stderr
+        worker = WorkerProcess(ours, process.pid, read_fd, None, self.limits.output_kb * 1024)
+        worker.process = process
+        return worker
+
+    def close(self) -> None:
+        pass
+
+
+def _spawned_worker_main(conn, limits: Limits) -> None:
+    from grader import worker
+
+    os.environ.clear()
+    os.environ.update(clean_environment())
+    workdir = tempfile.mkdtemp(prefix="autograd-lab-worker-")
+    worker.run(conn, workdir)
+
+
+def make_launcher(limits: Limits, device: str = "cpu", slot: int = 0, extra_hidden: list[str] | None = None):
+    if hasattr(os, "fork") and sys.platform.startswith("linux"):
+        return Launcher(limits, device=device, slot=slot, extra_hidden=extra_hidden)
+    return SpawnLauncher(limits, device=device)
+
+
+# ============================================================================= zygote side
+
+def serve(config: dict, control_fd: int) -> None:
+    """Main loop of the zygote process."""
+    control = socket.socket(fileno=control_fd)
+    try:
+        if sys.platform.startswith("linux"):
+            sandbox.prctl(sandbox.PR_SET_PDEATHSIG, signal.SIGKILL)
+        limits = Limits(**config["limits"])
+        plan = choose_plan(config)
+        import torch  # noqa: F401  (the point of the zygote: loaded once, before any fork)
+        from grader import worker as worker_module  # noqa: F401
+        worker_module.prepare_process()
+        _send(control, {"plan": plan.to_json()})
+    except BaseException:
+        _send(control, {"error": traceback.format_exc()})
+        return
+    while True:
+        _reap()
+        try:
+            message, fds, _, _ = socket.recv_fds(control, 4096, 3)
+        except OSError:
+            return
+        if not message:
+            return
+        try:
+            pid = _fork_worker(plan, limits, control, fds)
+            _send(control, {"pid": pid})
+        except BaseException:
+            _send(control, {"error": traceback.format_exc()})
+        finally:
+            for fd in fds:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+
+def _send(control: socket.socket, reply: dict) -> None:
+    control.sendall(json.dumps(reply).encode() + b"\n")
+
+
+def _reap() -> None:
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
+        pass
+
+
+def choose_plan(config: dict) -> SandboxPlan:
+    """Pick the strongest isolation this machine allows, by trying it in a throwaway child."""
+    root_dir = tempfile.mkdtemp(prefix="autograd-lab-root-")
+    os.chmod(root_dir, 0o755)
+    base = dict(root_dir=root_dir, readonly_paths=config["readonly"], hidden_paths=config["hidden"],
+                device=config["device"])
+    modes = ["root-namespaces"] if os.geteuid() == 0 else []
+    modes.append("user-namespaces")
+    if config.get("force_mode"):
+        modes = [config["force_mode"]]
+    notes = []
+    for mode in modes:
+        if mode == "process":
+            break
+        plan = SandboxPlan(mode=mode, **base)
+        if mode == "root-namespaces":
+            plan.worker_uid = plan.worker_gid = 61000 + int(config.get("slot", 0)) % 4000
+        problem = _try_plan(plan, Limits(**config["limits"])) if sandbox.namespaces_supported() else "not Linux"
+        if problem is None:
+            return plan
+        notes.append(f"{mode} unavailable: {problem}")
+    plan = SandboxPlan(mode="process", **base, notes=notes)
+    if os.geteuid() == 0:
+        plan.worker_uid = plan.worker_gid = 61000 + int(config.get("slot", 0)) % 4000
+    return plan
+
+
+def _try_plan(plan: SandboxPlan, limits: Limits) -> str | None:
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_fd)
+        try:
+            sandbox.unshare_for_worker(plan)
+            inner = os.fork()
+            if inner == 0:
+                try:
+                    sandbox.enter(plan, limits)
+                    os._exit(0)
+                except BaseException as exc:
+                    os.write(write_fd, str(exc).encode()[:500])
+                    os._exit(1)
+            _, status = os.waitpid(inner, 0)
+            os._exit(0 if status == 0 else 1)
+        except BaseException as exc:
+            os.write(write_fd, str(exc).encode()[:500])
+            os._exit(1)
+    os.close(write_fd)
+    _, status = os.waitpid(pid, 0)
+    with os.fdopen(read_fd, "rb") as f:
+        problem = f.read().decode(errors="replace")
+    return None if status == 0 else (problem or f"status {status}")
+
+
+def _fork_worker(plan: SandboxPlan, limits: Limits, control: socket.socket, fds: list[int]) -> int:
+    conn_fd, out_fd, status_fd = fds
+    pid_read, pid_write = os.pipe()
+    first = os.fork()
+    if first == 0:  # -------- first child: namespaces, then the worker, then report its end
+        try:
+            control.close()
+            os.close(pid_read)
+            os.setsid()
+            if sys.platform.startswith("linux"):
+                sandbox.prctl(sandbox.PR_SET_PDEATHSIG, signal.SIGKILL)
+            sandbox.unshare_for_worker(plan)
+            worker_pid = os.fork()
+            if worker_pid == 0:
+                os.close(pid_write)
+                os.close(status_fd)
+                _worker_main(plan, limits, conn_fd, out_fd)
+            os.write(pid_write, f"{worker_pid}\n".encode())
+            os.close(pid_write)
+            os.close(conn_fd)
+            os.close(out_fd)
+            _, status = os.waitpid(worker_pid, 0)
+            ended = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}"
+            os.write(status_fd, ended.encode())
+        except BaseException:
+            try:
+                os.write(pid_write, f"error {traceback.format_exc()[-1000:]}\n".encode())
+            except OSError:
+                pass
+        os._exit(0)
+    os.close(pid_write)
+    with os.fdopen(pid_read, "rb") as f:
+        line = f.readline().decode().strip()
+    if not line.isdigit():
+        raise RuntimeError(line or "the worker did not start")
+    return int(line)
+
+
+def _worker_main(plan: SandboxPlan, limits: Limits, conn_fd: int, out_fd: int) -> None:
+    """The worker process: never returns."""
+    code = 0
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGPIPE):
+            signal.signal(sig, signal.SIG_DFL)
+        devnull = os.open("/dev/null", os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(out_fd, 1)
+        os.dup2(out_fd, 2)
+        for fd in (devnull, out_fd):
+            os.close(fd)
+        workdir = sandbox.enter(plan, limits)
+        os.closerange(3, conn_fd)
+        os.closerange(conn_fd + 1, 65536)
+        os.environ.clear()
+        os.environ.update(clean_environment())
+        os.environ["HOME"] = os.environ["TMPDIR"] = workdir if plan.mode == "process" else "/work"
+        from grader import worker
+
+        worker.Worker(Connection(conn_fd), workdir).serve()
+    except BaseException:
+        traceback.print_exc()
+        code = 70
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:
+            pass
+        os._exit(code)
