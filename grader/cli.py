@@ -1,23 +1,54 @@
-"""Command line: `grader check`, `grader grade`, `grader export ...`, `grader publish ...`.
+"""Command line: `grader check`, `grader grade`, `grader export ...`.
 
 Only argument parsing and printing live here; the work is done by the modules it calls.
 Commands contributed by other modules register through `register(commands, exports)`.
+Exit codes: 0 success, 1 a check that did not pass, 2 bad usage or input.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+from pathlib import Path
 
 # Modules that add commands: each defines register(commands, exports), where `commands`
 # is the top-level subparsers object and `exports` the subparsers of `grader export`.
-EXTENSIONS: list[str] = []
+EXTENSIONS: list[str] = ["grader.bundle"]
+
+
+def _add_limit_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"],
+                   help="where student code runs its tensors (default: cpu)")
+    p.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="seconds one call into student code may take (default 10)")
+    p.add_argument("--memory-mb", type=int, default=None, metavar="MB",
+                   help="memory a worker may allocate beyond its start, CPU only (default 2048)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="grader", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="grader", description="autograd-lab: check and grade the autograd problem set")
     commands = parser.add_subparsers(dest="command", required=True)
+
+    check = commands.add_parser("check", help="run the public tests on your exercises (students)")
+    check.add_argument("path", nargs="?", default="exercises", help="folder with your six modules (default: ./exercises)")
+    check.add_argument("--exercise", action="append", metavar="NAME", help="only this exercise (repeatable)")
+    _add_limit_options(check)
+    check.set_defaults(func=cmd_check)
+
+    grade = commands.add_parser("grade", help="grade submissions with public and hidden tests (instructors)")
+    grade.add_argument("submissions", nargs="+", metavar="SUBMISSION",
+                       help="a submission folder or .zip; a folder of submissions is expanded")
+    grade.add_argument("--out", required=True, type=Path, help="folder for <submission>.json and summary.csv")
+    grade.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="parallel graders (default: CPU count)")
+    grade.add_argument("--seed", type=int, default=0, help="seed of the hidden tests' random inputs (default 0)")
+    grade.add_argument("--resume", action="store_true", help="skip submissions whose score file is done and current")
+    grade.add_argument("--hide", action="append", default=[], metavar="PATH",
+                       help="another path workers must not see (the submissions and --out are never visible)")
+    _add_limit_options(grade)
+    grade.set_defaults(func=cmd_grade)
+
     export = commands.add_parser("export", help="write a bundle or a gradebook file")
     exports = export.add_subparsers(dest="export_kind", required=True)
     for name in EXTENSIONS:
@@ -27,7 +58,137 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except UsageError as exc:
+        print(f"grader: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted; finished score files are kept (rerun with --resume)", file=sys.stderr)
+        return 130
+
+
+class UsageError(Exception):
+    pass
+
+
+def _options(args, folders: tuple[str, ...], exercises=None):
+    from grader.runner import GraderError, Options, resolve_device
+    from grader.sandbox import Limits
+
+    limits = Limits()
+    if args.timeout is not None:
+        limits.call_timeout_s = args.timeout
+        limits.exercise_budget_s = max(limits.exercise_budget_s, 2 * args.timeout)
+    if args.memory_mb is not None:
+        limits.memory_mb = args.memory_mb
+    try:
+        device = resolve_device(args.device)
+    except GraderError as exc:
+        raise UsageError(str(exc)) from None
+    return Options(device=device, seed=getattr(args, "seed", 0), folders=folders, exercises=exercises,
+                   limits=limits, extra_hidden=getattr(args, "hide", []))
+
+
+# ----------------------------------------------------------------------------- grader check
+
+def cmd_check(args) -> int:
+    from grader import catalog
+    from grader.display import check_table
+    from grader.runner import Engine, GraderError
+
+    path = Path(args.path)
+    if not path.exists():
+        raise UsageError(f"{path} does not exist: run this where your exercises/ folder is, or give its path "
+                         f"/ 找不到 {path}：请在 exercises/ 所在目录运行，或给出它的路径")
+    names = {e.name for e in catalog.load().exercises}
+    unknown = sorted(set(args.exercise or []) - names)
+    if unknown:
+        raise UsageError(f"unknown exercise {', '.join(unknown)}; the exercises are: {', '.join(sorted(names))}")
+    engine = Engine(_options(args, ("public",), set(args.exercise) if args.exercise else None))
+    try:
+        report = engine.grade(path)
+    except GraderError as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        engine.close()
+    print(check_table(report, str(path)))
+    return 0 if report["score"] == report["max_score"] else 1
+
+
+# ----------------------------------------------------------------------------- grader grade
+
+def expand_submissions(paths: list[str]) -> list[str]:
+    """Each path is a submission, except a folder that holds no modules but holds submissions."""
+    from grader.submission import MODULE_FILES, PREFIXES
+
+    out = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir() and not any((path / prefix / m).exists() for prefix in PREFIXES for m in MODULE_FILES):
+            children = sorted(c for c in path.iterdir()
+                              if not c.name.startswith(".") and (c.is_dir() or c.suffix.lower() == ".zip"))
+            if children:
+                print(f"{path}: a folder of {len(children)} submissions", file=sys.stderr)
+                out += [str(c) for c in children]
+                continue
+        out.append(str(path))
+    return out
+
+
+def cmd_grade(args) -> int:
+    from grader.display import grading_summary
+    from grader.runner import GraderError, grade_many
+
+    submissions = expand_submissions(args.submissions)
+    missing = [s for s in submissions if not Path(s).exists()]
+    if missing:
+        raise UsageError(f"not found: {', '.join(missing)}")
+    options = _options(args, ("public", "hidden"))
+    options.extra_hidden += [str(Path(s).resolve()) for s in submissions] + [str(args.out.resolve())]
+    workers = max(1, min(args.workers, len(submissions)))
+    with progress_display(len(submissions)) as progress:
+        try:
+            summary = grade_many(submissions, args.out, options, workers=workers, resume=args.resume,
+                                 progress=progress)
+        except GraderError as exc:
+            raise UsageError(str(exc)) from None
+    print(grading_summary(summary.reports, len(summary.skipped), summary.seconds, str(args.out)))
+    return 0
+
+
+class progress_display:
+    """A rich progress bar with rate and time left when rich is installed, plain lines otherwise."""
+
+    def __init__(self, total: int):
+        self.total = total
+        self.bar = None
+
+    def __enter__(self):
+        try:
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                                       TimeRemainingColumn)
+        except ImportError:
+            return self._plain
+        self.bar = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("left"),
+                            TimeRemainingColumn(), TextColumn("{task.fields[last]}"), transient=False)
+        self.bar.start()
+        self.task = self.bar.add_task("grading", total=self.total, rate="", last="")
+        return self._rich
+
+    def _plain(self, report: dict, done: int, total: int) -> None:
+        print(f"[{done}/{total}] {report['submission']}: {report['score']:g}/{report['max_score']:g}", file=sys.stderr)
+
+    def _rich(self, report: dict, done: int, total: int) -> None:
+        self.bar.update(self.task, total=total, completed=done, last=f"{report['submission']} {report['score']:g}")
+        elapsed = self.bar.tasks[0].elapsed or 0
+        if elapsed:
+            self.bar.update(self.task, rate=f"{done / elapsed:.1f}/s")
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.stop()
 
 
 if __name__ == "__main__":

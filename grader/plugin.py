@@ -156,8 +156,16 @@ def _clip(text: str) -> str:
 
 
 def _docstring(item) -> str:
+    """The test's docstring as a hint: its English lines joined, then its Chinese lines joined."""
     doc = getattr(getattr(item, "function", None), "__doc__", None) or ""
-    return "\n".join(line.strip() for line in doc.strip().splitlines())
+    english, chinese = [], []
+    for line in (line.strip() for line in doc.strip().splitlines()):
+        (chinese if chinese or _has_cjk(line) else english).append(line)
+    return "\n".join(p for p in (" ".join(english), "".join(chinese)) if p)
+
+
+def _has_cjk(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
 
 
 def _skip_reason(report) -> str:

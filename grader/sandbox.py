@@ -188,6 +188,8 @@ def _build_root(plan: SandboxPlan, limits: Limits) -> None:
     for path in plan.hidden_paths:
         if os.path.isdir(root + path):
             mount("tmpfs", root + path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=000")
+        elif os.path.isfile(root + path):
+            mount("/dev/null", root + path, None, MS_BIND)
     _make_dev(root, plan.device)
     owner = _tmpfs_owner(plan)
     for name, mode in (("tmp", "1777"), ("work", "700"), ("dev/shm", "1777")):

@@ -170,13 +170,12 @@ class Launcher:
         self.limits = limits
         self.device = device
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        hidden = hidden_paths(extra_hidden)
         config = {
             "limits": limits.__dict__,
             "device": device,
             "slot": slot,
-            "hidden": hidden,
-            "readonly": sandbox.readonly_paths(hidden),
+            "hidden": hidden_paths(extra_hidden),
+            "readonly": sandbox.readonly_paths(hidden_paths()),
             "force_mode": force_mode,
             "sys_path": [os.path.dirname(os.path.dirname(os.path.abspath(sandbox.__file__)))],
         }
