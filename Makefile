@@ -1,0 +1,36 @@
+# Two commands do all the set-up on a fresh machine (see README.md):
+#   make demo   install, then grade the bundled sample submissions into out/
+#   make test   install, then run the whole test suite
+# Both install into .venv with a CPU build of torch (TORCH= to change the pin).
+
+VENV ?= .venv
+PYTHON ?= python3
+TORCH ?= torch==2.13.0
+PY := $(VENV)/bin/python
+SAMPLES ?= samples
+
+.PHONY: setup demo test test-fast bench clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q "$(TORCH)"
+	$(PY) -m pip install -q -e ".[dev,otter,lms]"
+	touch $@
+
+demo: setup
+	$(PY) bench/make_submissions.py --out $(SAMPLES) --copies 1
+	$(VENV)/bin/grader grade $(SAMPLES) --out out
+
+test: setup
+	$(PY) -m pytest tests -q
+
+test-fast: setup
+	$(PY) -m pytest tests -q -m "not slow"
+
+bench: setup
+	$(PY) bench/benchmark.py
+
+clean:
+	rm -rf $(VENV) out $(SAMPLES) bench-out
