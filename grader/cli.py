@@ -12,7 +12,7 @@ import sys
 
 # Modules that add commands: each defines register(commands, exports), where `commands`
 # is the top-level subparsers object and `exports` the subparsers of `grader export`.
-EXTENSIONS: list[str] = []
+EXTENSIONS: list[str] = ["grader.lms.cli"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -101,3 +101,13 @@ def class_scores(directory: Path) -> Path:
         "dara": [name for name, _ in EXERCISES],
         "zed": ["hvp"],
     })
+
+
+def run_grader(capsys, *args) -> tuple[int, str, str]:
+    """Run `grader ...` in-process; return (exit status, stdout, stderr)."""
+    from grader.cli import main
+
+    capsys.readouterr()
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
