@@ -9,12 +9,15 @@ lti1p3platform 0.1.8 skips several checks (shared/research/lms.md §8.1), so thi
 them and records every breach in `violations` (the tests require it to stay empty):
 - token request: form-encoded; `client_assertion_type` is jwt-bearer; the assertion has
   `iss = sub = client_id`, `aud` = token URL, `exp > iat`, a `jti` never seen before, and the
-  configured `kid`; the `score` scope is requested and granted;
+  configured `kid`; every requested scope is granted (the scopes requested are recorded);
 - score post: path is the line item's path + `/scores` with the line item's query string kept;
   `Content-Type: application/vnd.ims.lis.v1.score+json`; the body validates against the AGS
   score schema (shared/research/schemas/lti_ags_score.schema.json, with date-time formats);
   `timestamp` has sub-second precision and is later than the last one accepted for the user
-  (else 409, as Moodle answers); `Completed` / `FullyGraded`; the Bearer token grants `score`.
+  (else 409, as Moodle answers); `Completed` / `FullyGraded`; the Bearer token grants `score`
+  (lti1p3platform accepts a token with any AGS scope on any AGS endpoint).
+
+The line items container (GET, scope lineitem.readonly) is lti1p3platform's own handler.
 
 Failure injection: `fail_first_score_for` answers 503 to the first post for those users,
 `fail_always_for` answers 503 every time, `reject_for` answers 404 (a user not in the course),
@@ -46,7 +49,8 @@ SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
 JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 SCORE_SCHEMA = json.loads((Path(__file__).parent / "data" / "lti_ags_score.schema.json").read_text())
 SCORE_VALIDATOR = jsonschema.Draft202012Validator(SCORE_SCHEMA, format_checker=jsonschema.FormatChecker())
-LINE_ITEM_PATH = "/mod/lti/services.php/course/2/lineitems/7/lineitem"
+LINE_ITEMS_PATH = "/mod/lti/services.php/course/2/lineitems"
+LINE_ITEM_PATH = LINE_ITEMS_PATH + "/7/lineitem"
 LINE_ITEM_QUERY = "type_id=3"
 
 
@@ -151,7 +155,8 @@ class LoopbackPlatform:
     def config(self) -> dict:
         """The platform config file the LMS admin would hand to the instructor."""
         return {"issuer": self.issuer, "client_id": self.client_id, "deployment_id": "deployment-1",
-                "token_url": self.token_url, "line_item_url": self.line_item_url, "key_id": self.key_id}
+                "token_url": self.token_url, "line_item_url": self.line_item_url,
+                "line_items_url": f"{self.base_url}{LINE_ITEMS_PATH}", "key_id": self.key_id}
 
     def accepted(self) -> dict[str, list[dict]]:
         return {user: list(scores) for user, scores in self.store.items()}
@@ -202,14 +207,15 @@ class LoopbackPlatform:
             self.seen_jti.add(claims["jti"])
         return problems
 
-    @staticmethod
-    def _scope_problems(form: dict, response: dict) -> list[str]:
-        problems = []
-        if SCORE_SCOPE not in form.get("scope", "").split():
-            problems.append(f"score scope not requested (scope={form.get('scope')!r})")
-        if SCORE_SCOPE not in response["scope"].split():
-            problems.append("score scope not granted")
-        return problems
+    def _scope_problems(self, form: dict, response: dict) -> list[str]:
+        """Every requested scope must be granted (the score endpoint then checks for `score`)."""
+        requested, granted = form.get("scope", "").split(), response["scope"].split()
+        if self.assertions:
+            self.assertions[-1]["requested_scope"] = requested
+        if not requested:
+            return ["no scope requested"]
+        missing = [scope for scope in requested if scope not in granted]
+        return [f"scope(s) {missing} requested but not granted"] if missing else []
 
     # ------------------------------------------------------------------ score endpoint
 
@@ -236,7 +242,7 @@ class LoopbackPlatform:
         service = MemoryScores(PlainRequest({"method": method, "headers": headers, "json": score, "get_data": {},
                                              "form_data": {}, "content_type": headers.get("Content-Type"),
                                              "path": path}),
-                               self.conf, lineitems_url=f"{self.base_url}/mod/lti/services.php/course/2/lineitems")
+                               self.conf, lineitems_url=f"{self.base_url}{LINE_ITEMS_PATH}")
         service.store = self.store
         response = service.handle_resp(service.handle_update_score, line_item_id="7")
         if response.code < 300:
@@ -271,12 +277,31 @@ class LoopbackPlatform:
                 pass  # lti1p3platform answers 401 for a bad token
         return problems
 
+    # ------------------------------------------------------------------ line items container
+
+    def line_items(self, path: str, headers) -> tuple[int, Any]:
+        service = MemoryScores(PlainRequest({"method": "GET", "headers": headers, "json": None, "get_data": {},
+                                             "form_data": {}, "content_type": None, "path": path}),
+                               self.conf, lineitems_url=f"{self.base_url}{LINE_ITEMS_PATH}",
+                               allow_creating_lineitems=False)
+        response = service.handle_resp(service.handle_get_lineitems)
+        if response.code >= 300:
+            return response.code, {"error": response.message}
+        return 200, [{**item, "id": self.line_item_url} for item in response.result["content"]]
+
     # ------------------------------------------------------------------ HTTP
 
     def _handler_class(self):
         platform = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                parts = urlsplit(self.path)
+                if parts.path == LINE_ITEMS_PATH:
+                    self._answer(*platform.line_items(parts.path, self.headers))
+                else:
+                    self._answer(404, {"error": "not found"})
+
             def do_POST(self):
                 parts = urlsplit(self.path)
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -286,6 +311,9 @@ class LoopbackPlatform:
                     code, payload = platform.score("POST", parts.path, parts.query, self.headers, body)
                 else:
                     code, payload = 404, {"error": "not found"}
+                self._answer(code, payload)
+
+            def _answer(self, code, payload):
                 data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
                 self.send_response(code)
                 self.send_header("Content-Type", "text/plain" if isinstance(payload, str) else "application/json")

@@ -101,6 +101,7 @@ def test_scores_reach_the_platform_one_per_student(capsys, course, platform, too
 def test_client_assertion_claims(capsys, course, platform, tool_key):
     publish(capsys, course, platform, tool_key)
     (claims,) = platform.assertions
+    assert claims["requested_scope"] == ["https://purl.imsglobal.org/spec/lti-ags/scope/score"]
     assert claims["iss"] == claims["sub"] == platform.client_id
     assert claims["aud"] == platform.token_url
     assert claims["exp"] > claims["iat"] and claims["jti"]
@@ -187,6 +188,16 @@ def test_missing_as_zero_posts_0_for_students_without_submission(capsys, course,
     code, _, _ = publish(capsys, course, platform, tool_key, "--missing-as-zero")
     (eve,) = platform.accepted()["lti-eve-0000"]
     assert eve["scoreGiven"] == 0 and eve["scoreMaximum"] == MAX_SCORE and eve["comment"] == "No submission received."
+
+
+def test_line_items_are_listed_with_their_urls(capsys, course, platform, tool_key):
+    config, key = files_for(course[0], platform, tool_key)
+    code, out, err = run_grader(capsys, "publish", "lti-line-items", "--platform-config", config, "--private-key", key)
+    assert code == 0, err
+    (item,) = [json.loads(line) for line in out.splitlines()]
+    assert item == {"id": platform.line_item_url, "label": "Autograd HW1", "scoreMaximum": 95}
+    (claims,) = platform.assertions
+    assert claims["requested_scope"] == ["https://purl.imsglobal.org/spec/lti-ags/scope/lineitem.readonly"]
 
 
 def test_dry_run_sends_nothing(capsys, course, platform, tool_key):
@@ -312,7 +323,7 @@ def test_the_platform_checks_catch_what_lti1p3platform_alone_accepts(platform, t
         "aud": token(aud="https://elsewhere.example/token"),
         "iss/sub": token(iss="someone-else"),
         "expired": token(exp=int(time.time()) - 1),  # lti1p3platform's own check (PyJWT verifies exp)
-        "score scope not requested": token(scope="https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly"),
+        "unknown scope": token(scope="https://purl.imsglobal.org/spec/lti-ags/scope/everything"),
     }
     replayed = assertion(jti="same-jti")
     for _ in range(2):
@@ -336,11 +347,15 @@ def test_the_platform_checks_catch_what_lti1p3platform_alone_accepts(platform, t
         (scores_url.split("?")[0], {**good, "timestamp": "2026-06-01T12:00:04.000+00:00"}, media),  # query lost
         (scores_url, {**good, "timestamp": "2026-06-01T12:00:05.000+00:00", "gradingProgress": "Pending"}, media),
     ]
+    read_only = {"Authorization": "Bearer " + token(
+        scope="https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly").json()["access_token"]}
     for url, body, headers in bad_posts:
         assert requests.post(url, data=json.dumps(body), headers={**bearer, **headers}, timeout=5).status_code >= 400
+    late = {**good, "timestamp": "2026-06-01T12:00:06.000+00:00"}
+    assert requests.post(scores_url, data=json.dumps(late), headers={**read_only, **media}, timeout=5).status_code == 400
     text = "\n".join(platform.violations)
-    for fragment in ("InvalidAudienceError", "iss/sub", "replayed",
-                     "score scope not requested", "no sub-second precision", "not newer",
+    for fragment in ("InvalidAudienceError", "iss/sub", "replayed", "requested but not granted",
+                     "does not grant the score scope", "no sub-second precision", "not newer",
                      "schema: -1 is less than the minimum", "Content-Type 'application/json'",
                      "not the line item's /scores with its query kept", "Completed and FullyGraded"):
         assert fragment in text, fragment

@@ -32,6 +32,7 @@ def register(commands, exports) -> None:
     publish = commands.add_parser("publish", help="send scores to an LMS over the network (LTI 1.3)")
     targets = publish.add_subparsers(dest="publish_kind", required=True)
     _add_lti(targets)
+    _add_lti_line_items(targets)
     _add_lti_jwks(targets)
 
 
@@ -303,6 +304,35 @@ def run_publish_lti(args) -> int:
     status = _finish(report, rec, args, f"lti: {len(outcome.posted)} posted, {len(outcome.unchanged)} unchanged "
                                         f"(already posted), {len(outcome.failed)} failed; ledger {ledger.path}")
     return EXIT_INCOMPLETE if outcome.failed or outcome.not_attempted else status
+
+
+def _add_lti_line_items(targets) -> None:
+    p = targets.add_parser("lti-line-items", help="list the course's line items, to find the one to post to",
+                           description="List the line items (gradebook columns) of the course that the tool may "
+                                       "see (scope lineitem.readonly), with their URLs.")
+    p.add_argument("--platform-config", required=True, type=Path, metavar="JSON")
+    p.add_argument("--private-key", required=True, type=Path, metavar="PEM")
+    p.add_argument("--line-items", metavar="URL", help="the line items URL (default: line_items_url of the config)")
+    p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS")
+    p.set_defaults(func=_guarded(run_lti_line_items))
+
+
+def run_lti_line_items(args) -> int:
+    """List line items."""
+    from grader.lms import lti
+
+    lti.require_lms_extra()
+    config = lti.load_platform_config(args.platform_config)
+    url = args.line_items or config.line_items_url
+    if not url:
+        raise LmsError("no line items URL: pass --line-items URL or set line_items_url in the platform config")
+    lti.check_service_url(url, "--line-items")
+    items = lti.list_line_items(config, lti.load_private_key(args.private_key), url, args.timeout)
+    for item in items:
+        print(json.dumps({k: item.get(k) for k in ("id", "label", "scoreMaximum", "resourceLinkId", "tag")
+                          if item.get(k) is not None}, ensure_ascii=False))
+    print(f"{len(items)} line item(s); pass the 'id' of the assignment's column as --line-item", file=sys.stderr)
+    return EXIT_OK
 
 
 def _add_lti_jwks(targets) -> None:

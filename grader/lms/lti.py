@@ -40,6 +40,7 @@ from grader.lms.roster import Roster, RosterRow
 from grader.lms.scores import SubmissionScore, exercise_summary, format_points
 
 SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
+LINE_ITEM_READ_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem.readonly"
 SCORE_MEDIA_TYPE = "application/vnd.ims.lis.v1.score+json"
 NO_SUBMISSION_COMMENT = "No submission received."
 RETRYABLE_STATUS = {429, 500, 502, 503, 504}
@@ -72,12 +73,13 @@ class PlatformConfig:
     token_url: str
     deployment_id: str = ""
     line_item_url: str = ""
+    line_items_url: str = ""
     key_id: str = ""
     audience: str = ""
 
 
 REQUIRED_CONFIG = ("issuer", "client_id", "token_url")
-OPTIONAL_CONFIG = ("deployment_id", "line_item_url", "key_id", "audience")
+OPTIONAL_CONFIG = ("deployment_id", "line_item_url", "line_items_url", "key_id", "audience")
 
 
 def load_platform_config(path: str | Path) -> PlatformConfig:
@@ -102,8 +104,9 @@ def load_platform_config(path: str | Path) -> PlatformConfig:
         raise LmsError(f"{path}: setting(s) {', '.join(not_text)} must be strings")
     config = PlatformConfig(**{k: data[k].strip() for k in data})
     check_service_url(config.token_url, f"{path}: token_url")
-    if config.line_item_url:
-        check_service_url(config.line_item_url, f"{path}: line_item_url")
+    for name in ("line_item_url", "line_items_url"):
+        if getattr(config, name):
+            check_service_url(getattr(config, name), f"{path}: {name}")
     return config
 
 
@@ -250,13 +253,9 @@ class PostError(Exception):
         self.retry_after = retry_after
 
 
-def make_score_poster(config: PlatformConfig, private_pem: str, line_item_url: str,
-                      timeout_s: float = 30.0) -> Callable[[dict[str, Any]], None]:
-    """A function that posts one score body with pylti1p3, raising PostError on failure."""
+def _service_connector(config: PlatformConfig, private_pem: str, timeout_s: float):
+    """pylti1p3's ServiceConnector for our registration, with a timeout on every request."""
     import requests
-    from pylti1p3.assignments_grades import AssignmentsGradesService
-    from pylti1p3.exception import LtiException, LtiServiceException
-    from pylti1p3.grade import Grade
     from pylti1p3.registration import Registration
     from pylti1p3.service_connector import ServiceConnector
 
@@ -277,7 +276,35 @@ def make_score_poster(config: PlatformConfig, private_pem: str, line_item_url: s
         registration.set_auth_audience(config.audience)
     session = TimeoutSession()
     session.headers["User-Agent"] = "autograd-lab-lti (pylti1p3)"
-    connector = ServiceConnector(registration, requests_session=session)
+    return ServiceConnector(registration, requests_session=session)
+
+
+def list_line_items(config: PlatformConfig, private_pem: str, line_items_url: str,
+                    timeout_s: float = 30.0) -> list[dict[str, Any]]:
+    """The course's line items (gradebook columns) the tool may see, to find the one to post to."""
+    import requests
+    from pylti1p3.assignments_grades import AssignmentsGradesService
+    from pylti1p3.exception import LtiException, LtiServiceException
+
+    connector = _service_connector(config, private_pem, timeout_s)
+    service = AssignmentsGradesService(connector, {"scope": [LINE_ITEM_READ_SCOPE], "lineitems": line_items_url})
+    try:
+        return service.get_lineitems()
+    except LtiServiceException as exc:
+        raise LmsError(str(_http_error("line items request", exc.response))) from None
+    except (LtiException, requests.RequestException, ValueError) as exc:
+        raise LmsError(f"line items request failed: {exc}") from None
+
+
+def make_score_poster(config: PlatformConfig, private_pem: str, line_item_url: str,
+                      timeout_s: float = 30.0) -> Callable[[dict[str, Any]], None]:
+    """A function that posts one score body with pylti1p3, raising PostError on failure."""
+    import requests
+    from pylti1p3.assignments_grades import AssignmentsGradesService
+    from pylti1p3.exception import LtiException, LtiServiceException
+    from pylti1p3.grade import Grade
+
+    connector = _service_connector(config, private_pem, timeout_s)
     service = AssignmentsGradesService(connector, {"scope": [SCORE_SCOPE], "lineitem": line_item_url})
 
     def fetch_token() -> None:

@@ -85,7 +85,8 @@ class Report:
     def warn(self, message: str) -> None:
         self.warnings.append(message)
 
-    def print_summary(self, rec: Reconciliation | None, stream: TextIO = sys.stderr) -> None:
+    def print_summary(self, rec: Reconciliation | None, stream: TextIO | None = None) -> None:
+        stream = stream or sys.stderr
         if rec is not None:
             for score in rec.unmatched_submissions:
                 print(f"NOT EXPORTED: {score.path.name}: submission {score.submission!r} has no roster row",
