@@ -184,3 +184,30 @@ def _students_with_broken():
     from lms_factory import STUDENTS
 
     return STUDENTS + [("broken.zip", "Bea Broken", "4716", "s1006", "bbroken", "bea@example.edu", "A", "lti-bea")]
+
+
+def test_nothing_to_export_is_an_error_not_an_empty_gradebook(capsys, tmp_path):
+    from lms_factory import run_grader
+
+    scores = write_scores(tmp_path / "scores", {"stranger": []})
+    roster = write_roster(tmp_path / "roster.csv")
+    code, _, err = run_grader(capsys, "export", "canvas", scores, "--roster", roster, "--out", tmp_path / "c.csv",
+                              "--title", "HW1")
+    assert code == 2 and "nothing to export" in err and "NOT EXPORTED: stranger.json" in err
+    assert not (tmp_path / "c.csv").exists()
+
+
+def test_an_unwritable_output_is_a_clear_error(capsys, tmp_path):
+    from lms_factory import run_grader
+
+    scores = class_scores(tmp_path / "scores")
+    roster = write_roster(tmp_path / "roster.csv")
+    code, _, err = run_grader(capsys, "export", "moodle", scores, "--roster", roster, "--out",
+                              tmp_path / "no" / "such" / "dir" / "m.csv", "--item", "HW1")
+    assert code == 2 and "No such file or directory" in err
+
+
+def test_multiline_submission_errors_stay_on_one_feedback_line(tmp_path):
+    path = tmp_path / "bob.json"
+    path.write_text(json.dumps(make_score("bob", ["hvp"], submission_errors=["Traceback:\n  File grad.py\nSyntaxError"])))
+    assert "\n" not in exercise_summary(load_score_path(path).scores[0])

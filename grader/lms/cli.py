@@ -44,6 +44,9 @@ def _guarded(command):
         except LmsError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
+        except OSError as exc:  # an output file that cannot be written, a full disk...
+            print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     run.__doc__ = command.__doc__
     return run
 
@@ -63,13 +66,20 @@ def _roster_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _load_roster_and_scores(args):
-    from grader.lms.matching import reconcile
+    from grader.lms.matching import Report, reconcile
     from grader.lms.roster import read_roster
     from grader.lms.scores import load_score_dir
 
     roster = read_roster(args.roster)
     scores = load_score_dir(args.scores)
-    return roster, reconcile(roster, scores)
+    rec = reconcile(roster, scores)
+    if not rec.matched:
+        # An empty export would only blank the gradebook (and a Canvas 'Points Possible' of 0 would
+        # change the assignment): say why there is nothing to export instead.
+        Report("").print_summary(rec)
+        raise LmsError(f"none of the {len(scores.scores) + len(scores.problems)} score file(s) is both valid "
+                       f"and in the roster ({len(roster.rows)} rows): nothing to export")
+    return roster, rec
 
 
 def _finish(report, rec, args, summary: str) -> int:

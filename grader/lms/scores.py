@@ -273,11 +273,11 @@ def format_points(value: float) -> str:
 
 
 def exercise_summary(score: SubmissionScore) -> str:
-    """The short per-exercise feedback: 'graph_node_counts 5/5; make_leaf 0/5; ...'."""
+    """The short per-exercise feedback, one line: 'graph_node_counts 5/5; make_leaf 0/5; ...'."""
     parts = [f"{ex.name} {format_points(ex.score)}/{format_points(ex.max_score)}" for ex in score.exercises]
     text = "; ".join(parts)
     if score.submission_errors:
-        text += ". Problems with the submission: " + " | ".join(score.submission_errors)
+        text += ". Problems with the submission: " + " | ".join(" ".join(e.split()) for e in score.submission_errors)
     return text
 
 
