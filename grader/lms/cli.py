@@ -1,4 +1,4 @@
-"""`grader export canvas|moodle|prairielearn|github-classroom` and `grader publish lti|lti-jwks`.
+"""`grader export canvas|moodle|prairielearn|github-classroom`, `grader publish lti|lti-line-items|lti-jwks`.
 
 Argument parsing and messages only; the work is done by the other modules of grader.lms.
 
@@ -37,7 +37,7 @@ def register(commands, exports) -> None:
 
 
 def _guarded(command):
-    """Run a command; an LmsError becomes a message on stderr and exit status 2."""
+    """Run a command; bad input (LmsError) or an unwritable file becomes a message and exit status 2."""
     def run(args: argparse.Namespace) -> int:
         try:
             return command(args)
