@@ -211,3 +211,12 @@ def test_multiline_submission_errors_stay_on_one_feedback_line(tmp_path):
     path = tmp_path / "bob.json"
     path.write_text(json.dumps(make_score("bob", ["hvp"], submission_errors=["Traceback:\n  File grad.py\nSyntaxError"])))
     assert "\n" not in exercise_summary(load_score_path(path).scores[0])
+
+
+def test_reasons_stay_short_even_for_huge_bad_values(tmp_path):
+    directory = write_scores(tmp_path, {"ada": []})
+    bad = make_score("bob")
+    bad["exercises"][0]["tests"][0]["status"] = "x" * 100_000
+    (directory / "bob.json").write_text(json.dumps(bad))
+    (problem,) = load_score_dir(directory).problems
+    assert len(problem.reason) < 1000 and "is not one of" in problem.reason

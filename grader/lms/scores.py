@@ -146,7 +146,7 @@ def load_score_file(path: Path, validate=None) -> SubmissionScore | ScoreProblem
     if not errors:
         errors = _consistency_errors(data)
     if errors:
-        shown = "; ".join(errors[:3]) + (f"; and {len(errors) - 3} more" if len(errors) > 3 else "")
+        shown = "; ".join(_shorten(e) for e in errors[:3]) + (f"; and {len(errors) - 3} more" if len(errors) > 3 else "")
         return ScoreProblem(path, f"does not match the score file schema: {shown}", submission)
     return _to_submission_score(data, path)
 
@@ -172,6 +172,11 @@ def _to_submission_score(data: dict[str, Any], path: Path) -> SubmissionScore:
 
 
 # ----------------------------------------------------------------------------- validation
+
+
+def _shorten(text: str, limit: int = 200) -> str:
+    """jsonschema quotes the offending value, which may be a whole test log."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _schema_validator():
