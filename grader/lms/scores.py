@@ -174,9 +174,12 @@ def _to_submission_score(data: dict[str, Any], path: Path) -> SubmissionScore:
 # ----------------------------------------------------------------------------- validation
 
 
-def _shorten(text: str, limit: int = 200) -> str:
-    """jsonschema quotes the offending value, which may be a whole test log."""
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _shorten(text: str, limit: int = 240) -> str:
+    """jsonschema quotes the offending value, which may be a whole test log: keep both ends."""
+    if len(text) <= limit:
+        return text
+    half = (limit - 5) // 2
+    return f"{text[:half]} ... {text[-half:]}"
 
 
 def _schema_validator():
