@@ -1,0 +1,114 @@
+"""Realistic score files and rosters for the LMS tests (schema-valid by construction, and checked).
+
+The 19 exercises of the problem set, in order, each with a visible test worth 2 points and a
+hidden test worth 3 (so the total is 95, and test weights differ inside an exercise).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Iterable
+
+import jsonschema
+
+from grader.lms.scores import SCHEMA_PATH
+
+EXERCISES = [
+    ("graph_node_counts", "graph.py"), ("make_leaf", "graph.py"), ("intermediate_grads", "graph.py"),
+    ("dynamic_doubling", "graph.py"), ("two_losses_grad", "backward.py"), ("weighted_backward", "backward.py"),
+    ("partial_grads", "grad.py"), ("nth_derivative", "grad.py"), ("hvp", "grad.py"), ("jacobian_rows", "grad.py"),
+    ("grads_per_step", "accumulation.py"), ("accumulate_microbatches", "accumulation.py"),
+    ("gd_fit", "accumulation.py"), ("add_into", "inplace.py"), ("safe_add_", "inplace.py"),
+    ("shifted_sigmoid_and_grad", "inplace.py"), ("SmoothAbs", "extensions.py"),
+    ("numerical_gradient", "extensions.py"), ("frozen_predict", "extensions.py"),
+]
+TESTS = [("test_public", 2.0, "visible"), ("test_hidden", 3.0, "hidden")]
+MAX_SCORE = 5.0 * len(EXERCISES)
+SCHEMA = json.loads(SCHEMA_PATH.read_text())
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+HIDDEN_SECRET = "expected tensor([0.1234]) for hidden seed 987"
+
+
+def make_score(submission: str, failed: Iterable[str] = (), status: str = "failed",
+               submission_errors: Iterable[str] = ()) -> dict:
+    """A score file; `failed` names exercises ('hvp') or single tests ('hvp::test_hidden')."""
+    failed = set(failed)
+    exercises = []
+    for name, module in EXERCISES:
+        tests = []
+        for test_name, points, visibility in TESTS:
+            fails = name in failed or f"{name}::{test_name}" in failed
+            message = ""
+            if fails:
+                message = HIDDEN_SECRET if visibility == "hidden" else f"{name} returned the wrong gradient"
+            tests.append({"name": test_name, "status": status if fails else "passed",
+                          "score": 0.0 if fails else points, "max_score": points,
+                          "visibility": visibility, "message": message, "duration_s": 0.01})
+        exercises.append({"name": name, "module": module, "score": sum(t["score"] for t in tests),
+                          "max_score": sum(t["max_score"] for t in tests), "tests": tests})
+    data = {
+        "schema_version": "1.0", "submission": submission,
+        "score": sum(e["score"] for e in exercises), "max_score": MAX_SCORE,
+        "device": "cpu", "torch_version": "2.13.0", "duration_s": 3.2, "seed": 1234,
+        "graded_at": "2026-06-01T12:00:00Z", "exercises": exercises,
+    }
+    if submission_errors:
+        data["submission_errors"] = list(submission_errors)
+    VALIDATOR.validate(data)  # the factory only makes schema-valid files
+    return data
+
+
+def write_scores(directory: Path, submissions: dict[str, Iterable[str]]) -> Path:
+    """DIR/<submission>.json for each, plus a summary.csv as `grader grade` writes."""
+    directory.mkdir(parents=True, exist_ok=True)
+    lines = ["submission,score,max_score"]
+    for name, failed in submissions.items():
+        data = make_score(name, failed)
+        (directory / f"{name}.json").write_text(json.dumps(data, indent=1))
+        lines.append(f"{name},{data['score']},{data['max_score']}")
+    (directory / "summary.csv").write_text("\n".join(lines) + "\n")
+    return directory
+
+
+ROSTER_COLUMNS = ["submission", "name", "lms_user_id", "sis_user_id", "login", "email", "section", "lti_user_id"]
+STUDENTS = [
+    # submission, name, canvas id, sis id, login, email, section, lti sub
+    ("ada", "Lovelace, Ada", "4711", "s1001", "alovelace", "ada@example.edu", "Section A", "lti-ada-6f1c"),
+    ("bob", "Bob Stone", "4712", "s1002", "bstone", "bob@example.edu", "Section A", "lti-bob-77aa"),
+    ("chen", 'Chen "CJ" Jun', "4713", "s1003", "cjun", "chen@example.edu", "Section B", "lti-chen-1b2c"),
+    ("dara", "O'Neil, Dara", "4714", "s1004", "doneil", "dara@example.edu", "Section B", "lti-dara-9e8d"),
+    ("eve", "Eve Noshow", "4715", "s1005", "enoshow", "eve@example.edu", "Section B", "lti-eve-0000"),
+]
+
+
+def write_roster(path: Path, students=STUDENTS, columns=ROSTER_COLUMNS) -> Path:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(columns)
+        for student in students:
+            writer.writerow(student)
+    return path
+
+
+def class_scores(directory: Path) -> Path:
+    """ada: all correct; bob: three exercises wrong; chen: hidden tests of two exercises wrong;
+    dara: nothing right; eve: no submission; zed: a submission with no roster row."""
+    return write_scores(directory, {
+        "ada": [],
+        "bob": ["hvp", "gd_fit", "SmoothAbs"],
+        "chen": ["make_leaf::test_hidden", "safe_add_::test_hidden"],
+        "dara": [name for name, _ in EXERCISES],
+        "zed": ["hvp"],
+    })
+
+
+def run_grader(capsys, *args) -> tuple[int, str, str]:
+    """Run `grader ...` in-process; return (exit status, stdout, stderr)."""
+    from grader.cli import main
+
+    capsys.readouterr()
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err

@@ -1,0 +1,222 @@
+"""Inputs of every LMS command: score files, the roster, and how the two are paired."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from grader.lms import LmsError
+from grader.lms.matching import reconcile
+from grader.lms.roster import read_roster
+from grader.lms.scores import exercise_summary, format_points, load_score_dir, load_score_path
+from lms_factory import EXERCISES, MAX_SCORE, class_scores, make_score, write_roster, write_scores
+
+
+# ----------------------------------------------------------------------------- score files
+
+
+def test_factory_files_are_schema_valid_and_all_load(tmp_path):
+    scores = load_score_dir(class_scores(tmp_path / "scores"))
+    assert scores.problems == []
+    assert sorted(s.submission for s in scores.scores) == ["ada", "bob", "chen", "dara", "zed"]
+    bob = next(s for s in scores.scores if s.submission == "bob")
+    assert bob.score == MAX_SCORE - 15 and bob.max_score == MAX_SCORE
+    assert [e.name for e in bob.exercises] == [name for name, _ in EXERCISES]
+
+
+def test_summary_csv_and_dot_files_are_not_score_files(tmp_path):
+    directory = write_scores(tmp_path, {"ada": []})
+    (directory / ".lti-ledger.json").write_text("{}")
+    scores = load_score_dir(directory)
+    assert [s.submission for s in scores.scores] == ["ada"] and scores.problems == []
+
+
+@pytest.mark.parametrize("content, reason", [
+    ("{not json", "is not valid JSON"),
+    (b"\xff\xfe{}", "is not UTF-8"),
+    (json.dumps({"schema_version": "1.0", "submission": "x"}), "does not match the score file schema"),
+    (json.dumps({**make_score("x"), "score": -1}), "does not match the score file schema"),
+    (json.dumps({**make_score("x"), "score": 7.0}), "the exercise scores add up to 95"),
+])
+def test_bad_score_files_are_reported_with_a_reason_not_skipped(tmp_path, content, reason):
+    directory = write_scores(tmp_path, {"ada": []})
+    bad = directory / "bad.json"
+    bad.write_bytes(content if isinstance(content, bytes) else content.encode())
+    scores = load_score_dir(directory)
+    assert [s.submission for s in scores.scores] == ["ada"]
+    assert len(scores.problems) == 1 and scores.problems[0].path == bad
+    assert reason in scores.problems[0].reason
+
+
+def test_unreadable_file_is_reported(tmp_path):
+    directory = write_scores(tmp_path, {"ada": []})
+    (directory / "bob.json").mkdir()  # unreadable as a file, even for root
+    scores = load_score_dir(directory)
+    assert [p.path.name for p in scores.problems] == ["bob.json"]
+    assert "cannot be read" in scores.problems[0].reason
+
+
+def test_a_submission_scored_twice_is_not_exported_at_all(tmp_path):
+    directory = write_scores(tmp_path, {"ada": [], "bob": []})
+    (directory / "ada-regraded.json").write_text(json.dumps(make_score("ada", ["hvp"])))
+    scores = load_score_dir(directory)
+    assert [s.submission for s in scores.scores] == ["bob"]
+    assert sorted(p.path.name for p in scores.problems) == ["ada-regraded.json", "ada.json"]
+    assert all("scored in several files" in p.reason for p in scores.problems)
+
+
+def test_missing_or_empty_directory_is_an_error(tmp_path):
+    with pytest.raises(LmsError, match="not a directory"):
+        load_score_dir(tmp_path / "nope")
+    with pytest.raises(LmsError, match="no score files"):
+        load_score_dir(tmp_path)
+    with pytest.raises(LmsError, match="no such score file"):
+        load_score_path(tmp_path / "nope.json")
+
+
+def test_without_jsonschema_the_builtin_check_still_rejects_bad_files(tmp_path, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_jsonschema(name, *args, **kwargs):
+        if name == "jsonschema":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_jsonschema)
+    directory = write_scores(tmp_path, {"ada": []})
+    broken = make_score("bob")
+    broken["exercises"][0]["tests"][0]["status"] = "maybe"
+    (directory / "bob.json").write_text(json.dumps(broken))
+    scores = load_score_dir(directory)
+    assert [s.submission for s in scores.scores] == ["ada"]
+    assert "tests[0]" in scores.problems[0].reason
+
+
+def test_points_are_written_with_a_dot_and_two_decimals_at_most():
+    assert [format_points(v) for v in (95.0, 7.5, 1 / 3, 2.005, 0.0, -0.0, 1e-9, 12345.678)] == \
+        ["95", "7.5", "0.33", "2", "0", "0", "0", "12345.68"]
+
+
+def test_exercise_summary_is_short_and_complete(tmp_path):
+    path = tmp_path / "bob.json"
+    path.write_text(json.dumps(make_score("bob", ["hvp"], submission_errors=["grad.py: ImportError"])))
+    scores = load_score_path(path)
+    text = exercise_summary(scores.scores[0])
+    assert text.startswith("graph_node_counts 5/5; make_leaf 5/5;")
+    assert "; hvp 0/5;" in text and text.count(";") == len(EXERCISES) - 1
+    assert text.endswith("Problems with the submission: grad.py: ImportError")
+
+
+# ----------------------------------------------------------------------------- roster
+
+
+def test_roster_reads_names_with_commas_quotes_and_a_bom(tmp_path):
+    path = write_roster(tmp_path / "roster.csv")
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    roster = read_roster(path)
+    assert [r.get("name") for r in roster.rows][:3] == ["Lovelace, Ada", "Bob Stone", 'Chen "CJ" Jun']
+    assert roster.rows[0].line == 2 and roster.rows[0].submission == "ada"
+
+
+def test_roster_headers_are_forgiving_and_semicolons_work(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("Submission;Name;LMS User ID;E-mail\nada;Ada;4711;ada@x.org\n\n;Eve;4715;eve@x.org\n")
+    roster = read_roster(path)
+    assert roster.columns == ("submission", "name", "lms_user_id", "e_mail")
+    assert [r.line for r in roster.rows] == [2, 4] and roster.rows[1].submission == ""
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "empty"),
+    ("name,email\nAda,a@x\n", "must have a 'submission' column"),
+    ("submission,name,name\nada,A,B\n", "appear more than once"),
+    ("submission,name\nada,Ada\nada.zip,Ada again\n", "repeated: 'ada': line 2 (Ada; submission ada), line 3"),
+    ("submission,name\nada,Ada,extra\n", "line 2 has 3 fields"),
+])
+def test_bad_rosters_are_refused_naming_the_lines(tmp_path, text, message):
+    path = tmp_path / "r.csv"
+    path.write_text(text)
+    with pytest.raises(LmsError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        read_roster(path)
+
+
+def test_roster_must_be_utf8_and_exist(tmp_path):
+    with pytest.raises(LmsError, match="not found"):
+        read_roster(tmp_path / "missing.csv")
+    (tmp_path / "latin1.csv").write_bytes("submission,name\nada,Ad\xe9\n".encode("latin-1"))
+    with pytest.raises(LmsError, match="UTF-8"):
+        read_roster(tmp_path / "latin1.csv")
+
+
+def test_required_values_and_unique_ids_name_the_rows(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("submission,name,email\nada,Ada,ada@x.org\nbob,Bob,\ncy,Cy,ADA@x.org\n")
+    roster = read_roster(path)
+    with pytest.raises(LmsError, match=r"column 'email', which is empty in line 3 \(Bob; submission bob\)"):
+        roster.require_values("email", "the test")
+    with pytest.raises(LmsError, match=r"shared by 'ada@x.org': line 2 .*line 4"):
+        roster.require_unique("email", "the test")
+    with pytest.raises(LmsError, match="needs the column"):
+        roster.require_columns(["lti_user_id"], "the test")
+
+
+# ----------------------------------------------------------------------------- pairing
+
+
+def test_reconcile_lists_everything_that_is_not_paired(tmp_path):
+    directory = class_scores(tmp_path / "scores")
+    (directory / "broken.json").write_text("{")
+    (directory / "bob.json").rename(directory / "bob.zip.json")  # the file name does not matter
+    roster = read_roster(write_roster(tmp_path / "roster.csv", students=_students_with_broken()))
+    rec = reconcile(roster, load_score_dir(directory))
+    assert [(r.submission, s.submission) for r, s in rec.matched] == \
+        [("ada", "ada"), ("bob", "bob"), ("chen", "chen"), ("dara", "dara")]
+    assert [s.submission for s in rec.unmatched_submissions] == ["zed"]
+    assert [r.submission for r in rec.without_submission] == ["eve"]
+    assert [(p.path.name, r.submission if r else None) for p, r in rec.invalid] == [("broken.json", "broken.zip")]
+    assert not rec.complete
+
+
+def _students_with_broken():
+    from lms_factory import STUDENTS
+
+    return STUDENTS + [("broken.zip", "Bea Broken", "4716", "s1006", "bbroken", "bea@example.edu", "A", "lti-bea")]
+
+
+def test_nothing_to_export_is_an_error_not_an_empty_gradebook(capsys, tmp_path):
+    from lms_factory import run_grader
+
+    scores = write_scores(tmp_path / "scores", {"stranger": []})
+    roster = write_roster(tmp_path / "roster.csv")
+    code, _, err = run_grader(capsys, "export", "canvas", scores, "--roster", roster, "--out", tmp_path / "c.csv",
+                              "--title", "HW1")
+    assert code == 2 and "nothing to export" in err and "NOT EXPORTED: stranger.json" in err
+    assert not (tmp_path / "c.csv").exists()
+
+
+def test_an_unwritable_output_is_a_clear_error(capsys, tmp_path):
+    from lms_factory import run_grader
+
+    scores = class_scores(tmp_path / "scores")
+    roster = write_roster(tmp_path / "roster.csv")
+    code, _, err = run_grader(capsys, "export", "moodle", scores, "--roster", roster, "--out",
+                              tmp_path / "no" / "such" / "dir" / "m.csv", "--item", "HW1")
+    assert code == 2 and "No such file or directory" in err
+
+
+def test_multiline_submission_errors_stay_on_one_feedback_line(tmp_path):
+    path = tmp_path / "bob.json"
+    path.write_text(json.dumps(make_score("bob", ["hvp"], submission_errors=["Traceback:\n  File grad.py\nSyntaxError"])))
+    assert "\n" not in exercise_summary(load_score_path(path).scores[0])
+
+
+def test_reasons_stay_short_even_for_huge_bad_values(tmp_path):
+    directory = write_scores(tmp_path, {"ada": []})
+    bad = make_score("bob")
+    bad["exercises"][0]["tests"][0]["status"] = "x" * 100_000
+    (directory / "bob.json").write_text(json.dumps(bad))
+    (problem,) = load_score_dir(directory).problems
+    assert len(problem.reason) < 1000 and "is not one of" in problem.reason
