@@ -84,10 +84,10 @@ class GradingPlugin:
             item.stash[_SPEC] = spec
             counts[spec] = counts.get(spec, 0) + 1
             selected.append(item)
+        shares = {spec: split_points(spec.points, n) for spec, n in counts.items()}
         for item in selected:
             spec = item.stash[_SPEC]
-            self.outcomes[item.nodeid] = TestOutcome(item.name, spec, spec.points / counts[spec],
-                                                     hint=_docstring(item))
+            self.outcomes[item.nodeid] = TestOutcome(item.name, spec, shares[spec].pop(), hint=_docstring(item))
         listed = {(t.folder, t.name) for e in self.catalog.exercises for t in e.tests
                   if t.folder in self.folders and (not self.only or e.name in self.only)}
         for folder, name in sorted(listed - {(s.folder, s.name) for s in counts}):
@@ -131,6 +131,13 @@ class GradingPlugin:
 
 
 _SPEC = pytest.StashKey[TestSpec]()
+
+
+def split_points(points: float, n: int) -> list[float]:
+    """Share a test's points among its n parameter cases, in 4-decimal steps that add up exactly."""
+    units = round(points * 10_000)
+    base, extra = divmod(units, n)
+    return [(base + (1 if i < extra else 0)) / 10_000 for i in range(n)]
 
 
 def classify(excinfo, visible: bool) -> tuple[str, str]:

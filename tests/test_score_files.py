@@ -1,0 +1,79 @@
+"""Score files as the grader writes them: valid, consistent, accepted by every exporter, resumable."""
+
+import csv
+import json
+
+import pytest
+
+from grader import results
+from grader.lms.scores import load_score_dir
+from grader.runner import Options, grade_many
+
+from conftest import SOLUTIONS, STUBS, make_submission
+
+BROKEN_HVP = "\ndef hvp(f, x, v):\n    return x * 0\n"
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("graded")
+    wrong = make_submission(tmp / "subs" / "wrong", {"grad.py": (SOLUTIONS / "grad.py").read_text() + BROKEN_HVP})
+    out = tmp / "out"
+    summary = grade_many([str(SOLUTIONS), str(STUBS), str(wrong)], out, Options(seed=5), workers=1)
+    return out, summary, wrong
+
+
+def test_one_valid_file_per_submission_and_a_summary(graded):
+    out, summary, _ = graded
+    assert sorted(p.name for p in out.iterdir()) == ["exercises.json", "solutions.json", "summary.csv", "wrong.json"]
+    for path in out.glob("*.json"):
+        report = json.loads(path.read_text())
+        assert results.validate(report) == []
+        assert len(report["exercises"]) == 19
+
+
+def test_totals_add_up_exactly(graded):
+    out, _, _ = graded
+    for path in out.glob("*.json"):
+        report = json.loads(path.read_text())
+        for e in report["exercises"]:
+            assert round(sum(t["score"] for t in e["tests"]), 4) == e["score"]
+            assert round(sum(t["max_score"] for t in e["tests"]), 4) == e["max_score"]
+        assert round(sum(e["score"] for e in report["exercises"]), 4) == report["score"]
+
+
+def test_every_exporter_accepts_the_files(graded):
+    out, _, _ = graded
+    loaded = load_score_dir(out)
+    assert loaded.problems == []
+    assert sorted(s.submission for s in loaded.scores) == ["exercises", "solutions", "wrong"]
+
+
+def test_summary_csv_has_a_row_per_submission(graded):
+    out, _, _ = graded
+    rows = list(csv.DictReader((out / "summary.csv").open()))
+    by_name = {r["submission"]: r for r in rows}
+    assert by_name["solutions"]["score"] == "100"
+    assert by_name["exercises"]["score"] == "0"
+    assert by_name["wrong"]["hvp"] != "5" and by_name["wrong"]["partial_grads"] == "5"
+
+
+def test_resume_skips_finished_and_regrades_changed(graded, tmp_path):
+    out, _, wrong = graded
+    before = {p.name: p.stat().st_mtime_ns for p in out.glob("*.json")}
+    summary = grade_many([str(SOLUTIONS), str(STUBS), str(wrong)], out, Options(seed=5), resume=True)
+    assert sorted(summary.skipped) == ["exercises", "solutions", "wrong"] and summary.written == []
+    (wrong / "grad.py").write_text((SOLUTIONS / "grad.py").read_text())  # the student fixed hvp
+    summary = grade_many([str(SOLUTIONS), str(STUBS), str(wrong)], out, Options(seed=5), resume=True)
+    assert [p.name for p in summary.written] == ["wrong.json"]
+    assert json.loads((out / "wrong.json").read_text())["score"] == 100
+    assert {p.name: p.stat().st_mtime_ns for p in out.glob("*.json") if p.name != "wrong.json"} == \
+        {k: v for k, v in before.items() if k != "wrong.json"}
+
+
+def test_atomic_write_leaves_no_temporary_files(tmp_path):
+    path = tmp_path / "a.json"
+    results.write_atomic(path, "{}")
+    results.write_atomic(path, '{"x": 1}')
+    assert [p.name for p in tmp_path.iterdir()] == ["a.json"]
+    assert json.loads(path.read_text()) == {"x": 1}
