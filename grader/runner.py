@@ -125,8 +125,18 @@ class Engine:
 
 
 def run_pytest(plugin: GradingPlugin, folders: tuple[str, ...]) -> int:
+    """One pytest session over the test cases, with only our plugin and pytest's own loaded:
+    third-party plugins installed in the environment neither slow grading down nor touch it."""
     paths = [str(catalog_module.CASES_DIR / f) for f in folders if (catalog_module.CASES_DIR / f).is_dir()]
-    return pytest.main([*paths, *PYTEST_ARGS], plugins=[plugin])
+    saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        return pytest.main([*paths, *PYTEST_ARGS], plugins=[plugin])
+    finally:
+        if saved is None:
+            del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved
 
 
 def failure_report(name: str, options: Options, message: str, duration_s: float = 0.0) -> dict:

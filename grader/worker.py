@@ -179,6 +179,7 @@ class Worker:
         self.workdir = workdir
         self.device = "cpu"
         self.import_failures: dict[str, dict] = {}
+        self.modules: dict[str, Any] = {}
 
     def serve(self) -> None:
         while True:
@@ -186,13 +187,20 @@ class Worker:
                 message = self.conn.recv_bytes()
             except (EOFError, OSError):
                 return
-            body, blobs = wire.unpack(message)
-            op = body.get("op")
-            if op == "exit":
+            reply = self.handle(message)
+            if reply is None:
                 return
-            handler = {"load": self.load, "import": self.import_op, "call": self.call, "ping": self.ping}[op]
-            reply_body, reply_blobs = handler(body, blobs)
-            self.conn.send_bytes(wire.pack(reply_body, reply_blobs))
+            self.conn.send_bytes(reply)
+
+    def handle(self, message: bytes) -> bytes | None:
+        """One request in, one reply out (None: the trusted side said goodbye)."""
+        body, blobs = wire.unpack(message)
+        op = body.get("op")
+        if op == "exit":
+            return None
+        handler = {"load": self.load, "import": self.import_op, "call": self.call, "ping": self.ping}[op]
+        reply_body, reply_blobs = handler(body, blobs)
+        return wire.pack(reply_body, reply_blobs)
 
     def ping(self, body: dict, blobs: list[bytes]):
         return {"ok": True, "pid": os.getpid()}, []
@@ -250,6 +258,8 @@ class Worker:
     def _import(self, module_name: str):
         if module_name not in MODULES:
             return None, {"outcome": "missing", "exception": {"type": "LookupError", "message": f"no module {module_name}"}}
+        if module_name in self.modules:
+            return self.modules[module_name], None
         if module_name in self.import_failures:
             return None, self.import_failures[module_name]
         if not os.path.exists(os.path.join(self.workdir, module_name + ".py")):
@@ -263,6 +273,7 @@ class Worker:
             failure["exception"]["traceback"] = _short_traceback(exc)
             self.import_failures[module_name] = failure
             return None, failure
+        self.modules[module_name] = module
         return module, None
 
 

@@ -18,6 +18,7 @@ plain subprocess instead.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import select
@@ -285,6 +286,8 @@ def serve(config: dict, control_fd: int) -> None:
         import torch  # noqa: F401  (the point of the zygote: loaded once, before any fork)
         from grader import worker as worker_module  # noqa: F401
         worker_module.prepare_process()
+        gc.collect()
+        gc.freeze()  # workers' garbage collections skip (and so do not copy) the zygote's objects
         _send(control, {"plan": plan.to_json()})
     except BaseException:
         _send(control, {"error": traceback.format_exc()})

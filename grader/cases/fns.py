@@ -161,7 +161,7 @@ def warm_up() -> None:
     """Run the kinds of autograd work the tests ask for once, in the zygote, before any fork.
 
     Some first calls load Python modules lazily (a first backward through torch.cat imports
-    sympy, about 0.3 s); paying that once here keeps every worker fast.
+    sympy, about 0.3 s) or fill caches; paying that once here keeps every worker fast.
     """
     for dtype in (torch.float32, torch.float64):
         x = torch.linspace(-1, 1, 6, dtype=dtype).requires_grad_(True)
@@ -174,3 +174,25 @@ def warm_up() -> None:
             x.add_(1)
         with torch.inference_mode():
             torch.logsumexp(x * 2, 0)
+        for f in FUNCTIONS.values():
+            _differentiate_twice(f, dtype)
+        for name, build in GRAPHS.items():
+            t = torch.linspace(-1, 1, 4, dtype=dtype)
+            args = {"lecture": (t, t), "mlp": (t.reshape(2, 2), t.reshape(2, 2), t[:2], t.reshape(2, 2)[:, :1]),
+                    "chain": (t, 3), "shared_leaves": (t, t)}.get(name, (t,))
+            build(*args)
+
+
+def _differentiate_twice(f, dtype) -> None:
+    """First and second derivatives of f, whatever its arity (1 or 2 tensors), errors ignored."""
+    x = torch.linspace(-1, 1, 4, dtype=dtype).requires_grad_(True)
+    y = torch.linspace(1, 2, 4, dtype=dtype).requires_grad_(True)
+    for args in ((x,), (x, y)):
+        try:
+            out = f(*args)
+        except TypeError:
+            continue
+        if out.requires_grad:
+            (g,) = torch.autograd.grad(out, x, grad_outputs=torch.ones_like(out), create_graph=True, allow_unused=True)
+            if g is not None and g.requires_grad:
+                torch.autograd.grad(g, x, grad_outputs=torch.ones_like(g), allow_unused=True)
