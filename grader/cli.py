@@ -44,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="parallel graders (default: CPU count)")
     grade.add_argument("--seed", type=int, default=0, help="seed of the hidden tests' random inputs (default 0)")
     grade.add_argument("--resume", action="store_true", help="skip submissions whose score file is done and current")
+    grade.add_argument("--dask", metavar="ADDRESS", help="grade on a Dask cluster (tcp://host:8786), or 'local' "
+                       "for a local cluster of --workers processes (pip install 'autograd-lab[distributed]')")
     grade.add_argument("--hide", action="append", default=[], metavar="PATH",
                        help="another path workers must not see (the submissions and --out are never visible)")
     _add_limit_options(grade)
@@ -150,7 +152,7 @@ def cmd_grade(args) -> int:
     with progress_display(len(submissions)) as progress:
         try:
             summary = grade_many(submissions, args.out, options, workers=workers, resume=args.resume,
-                                 progress=progress)
+                                 progress=progress, dask=args.dask)
         except GraderError as exc:
             raise UsageError(str(exc)) from None
     print(grading_summary(summary.reports, len(summary.skipped), summary.seconds, str(args.out)))

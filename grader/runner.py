@@ -195,8 +195,11 @@ class RunSummary:
 
 
 def grade_many(paths: list[str], out_dir: Path, options: Options, workers: int = 1, resume: bool = False,
-               progress=None) -> RunSummary:
-    """Grade every submission, writing DIR/<name>.json as each finishes and DIR/summary.csv at the end."""
+               progress=None, dask: str | None = None) -> RunSummary:
+    """Grade every submission, writing DIR/<name>.json as each finishes and DIR/summary.csv at the end.
+
+    `dask`: the address of a Dask scheduler ("local" starts a local cluster) to grade on instead
+    of this machine's processes."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     summary = RunSummary()
@@ -221,7 +224,11 @@ def grade_many(paths: list[str], out_dir: Path, options: Options, workers: int =
         progress(report, len(summary.written), len(todo))
 
     try:
-        if workers <= 1 or len(todo) <= 1:
+        if dask:
+            from grader.distributed import grade_on_cluster
+
+            grade_on_cluster(todo, options, dask, workers, finish)
+        elif workers <= 1 or len(todo) <= 1:
             engine = Engine(options)
             try:
                 for path, name in todo:
