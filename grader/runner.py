@@ -12,10 +12,11 @@ import os
 import sys
 import time
 import traceback
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from multiprocessing import get_context
+from multiprocessing import current_process, get_context
 from pathlib import Path
 
 import pytest
@@ -157,12 +158,11 @@ def failure_report(name: str, options: Options, message: str, duration_s: float 
 _engine: Engine | None = None
 
 
-def _init_pool_process(options: Options, slots) -> None:
+def _init_pool_process(options: Options) -> None:
+    """Each pool process gets its own engine; its number keeps its workers' user ids apart."""
     global _engine
-    with slots.get_lock():
-        slot = slots.value
-        slots.value += 1
-    _engine = Engine(options, slot=slot)
+    identity = current_process()._identity
+    _engine = Engine(options, slot=identity[-1] if identity else os.getpid())
 
 
 def _grade_in_pool(path: str, name: str) -> dict:
@@ -256,36 +256,34 @@ def _grade_locally(engine: Engine, path: str, name: str) -> dict:
 
 
 def _grade_in_processes(todo, options: Options, workers: int, finish) -> None:
+    """One engine per pool process. If a pool process dies (it never runs student code, so
+    this is the grader's own fault, e.g. the machine killing it), the submissions it left
+    unfinished are graded again in a fresh pool; a submission that breaks two pools gets a
+    complete score file that says so."""
     ctx = get_context("spawn")
-    slots = ctx.Value("i", 0)
-    pending_items = list(todo)
-    while pending_items:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_pool_process,
-                                 initargs=(options, slots)) as pool:
-            futures = {pool.submit(_grade_in_pool, path, name): (path, name) for path, name in pending_items}
-            pending_items = []
-            try:
-                while futures:
-                    done, _ = wait(futures, return_when=FIRST_COMPLETED)
-                    for fut in done:
-                        path, name = futures.pop(fut)
-                        try:
-                            finish(fut.result())
-                        except GraderError:
-                            raise
-                        except Exception:  # a pool process died: grade the rest in a fresh pool
-                            pending_items.append((path, name))
-                    if pending_items and all(f.done() for f in futures):
-                        break
-            except BaseException:
-                for fut in futures:
-                    fut.cancel()
-                raise
-        if pending_items and len(pending_items) == len(todo):
-            for path, name in pending_items:
-                finish(failure_report(name, options, "the grading process crashed on this submission"))
-            return
-        todo = pending_items
+    crashes: dict[str, int] = {}
+    remaining = list(todo)
+    while remaining:
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_pool_process,
+                                   initargs=(options,))
+        try:
+            futures = {pool.submit(_grade_in_pool, path, name): (path, name) for path, name in remaining}
+            remaining = []
+            for fut in as_completed(futures):
+                path, name = futures[fut]
+                try:
+                    report = fut.result()
+                except BrokenProcessPool:
+                    crashes[name] = crashes.get(name, 0) + 1
+                    if crashes[name] < 2:
+                        remaining.append((path, name))
+                        continue
+                    report = failure_report(name, options, "a grading process died twice while grading this submission")
+                finish(report)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
 
 
 def stderr_progress(report: dict, done: int, total: int) -> None:

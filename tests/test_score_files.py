@@ -77,3 +77,44 @@ def test_atomic_write_leaves_no_temporary_files(tmp_path):
     results.write_atomic(path, '{"x": 1}')
     assert [p.name for p in tmp_path.iterdir()] == ["a.json"]
     assert json.loads(path.read_text()) == {"x": 1}
+
+
+def _children(pid: int) -> list[int]:
+    import os
+
+    kids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        kids.append(int(entry))
+            except (OSError, ValueError, IndexError):
+                pass
+    return kids
+
+
+def test_a_dying_pool_process_loses_no_submission(tmp_path):
+    """Kill a grading process in the middle of a run: every submission still gets its right score."""
+    import os
+    import signal
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("reads /proc")
+    killed = []
+
+    def progress(report, done, total):
+        if not killed:
+            victims = _children(os.getpid())
+            assert victims
+            os.kill(victims[0], signal.SIGKILL)
+            killed.append(victims[0])
+
+    paths = [str(make_submission(tmp_path / "subs" / f"s{i}")) for i in range(6)]
+    summary = grade_many(paths, tmp_path / "out", Options(seed=1), workers=2, progress=progress)
+    assert killed
+    assert len(summary.written) == 6
+    for i in range(6):
+        report = json.loads((tmp_path / "out" / f"s{i}.json").read_text())
+        assert report["score"] == 100, report.get("submission_errors")
