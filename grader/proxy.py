@@ -125,6 +125,7 @@ class CallResult:
     versions_before: list = field(default_factory=list)
     elapsed: float = 0.0
     device: str = "cpu"
+    api_calls: dict = field(default_factory=dict)  # autograd entry points the call used, as reported
 
 
 # ----------------------------------------------------------------------------- the fixture object
@@ -163,6 +164,7 @@ class StudentCode:
             "args": encode_arguments(list(args), blobs),
             "kwargs": encode_arguments(dict(kwargs), blobs),
         }
+        self._ensure_worker()
         self._ensure_imported(module)
         body, reply_blobs = self._request(request, blobs, what=f"{function}")
         outcome = body.get("outcome")
@@ -179,14 +181,21 @@ class StudentCode:
                 raise wire.WireError("bad exception record")
         except wire.WireError as exc:
             raise self._garbage(str(exc)) from None
+        api_calls = body.get("api_calls")
+        if type(api_calls) is not dict or not all(type(k) is str and type(v) is int for k, v in api_calls.items()):
+            api_calls = {}
         return CallResult(function, args, outcome, value, exception, after if type(after) is list else [],
                           body.get("versions_before", []) if type(body.get("versions_before")) is list else [],
-                          float(body["elapsed"]) if type(body.get("elapsed")) is float else 0.0, self.device)
+                          float(body["elapsed"]) if type(body.get("elapsed")) is float else 0.0, self.device,
+                          api_calls)
 
     # -- worker lifecycle ------------------------------------------------------------------
     def _ensure_worker(self):
         if self.worker is None:
-            self.worker = self.launcher.spawn()
+            try:
+                self.worker = self.launcher.spawn()
+            except (OSError, RuntimeError) as exc:
+                raise WorkerFault(f"could not start a worker: {exc}") from None
             self.workers_started += 1
             self.imported = set()
             blobs = list(self.files.values())
@@ -197,7 +206,6 @@ class StudentCode:
         return self.worker
 
     def _ensure_imported(self, module: str) -> None:
-        self._ensure_worker()
         if module in self.imported:
             return
         try:

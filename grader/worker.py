@@ -238,6 +238,7 @@ class Worker:
         encoder = Encoder(args)
         versions_before = [int(_get["_version"](a)) if type(a) is _Tensor else None for a in args]
         probe = body.get("probe")
+        api_calls.clear()
         start = time.perf_counter()
         try:
             if probe:
@@ -251,6 +252,7 @@ class Worker:
         except BaseException as exc:  # SystemExit and KeyboardInterrupt included: student code raised them
             reply = {"outcome": "raised", "exception": _exception_data(exc)}
         reply["elapsed"] = time.perf_counter() - start
+        reply["api_calls"] = dict(api_calls)
         reply["versions_before"] = versions_before
         reply["args_after"] = [encoder.value(a) for a in args]
         return reply, encoder.blobs
@@ -294,6 +296,37 @@ def _init_cuda(memory_fraction: float | None) -> None:
         torch.cuda.set_per_process_memory_fraction(float(memory_fraction))
 
 
+# Autograd entry points whose use a call reports: some exercises must be done with
+# torch.autograd.grad and not with a ready-made Jacobian or Hessian. This is a report on honest
+# code, not a security boundary: a submission could undo the wrappers.
+RECORDED_APIS = {
+    "torch.autograd": ("grad", "backward"),
+    "torch.autograd.functional": ("jacobian", "hessian", "hvp", "vhp", "vjp", "jvp"),
+    "torch.func": ("jacrev", "jacfwd", "hessian", "vjp", "jvp", "grad", "vmap"),
+}
+api_calls: dict[str, int] = {}
+
+
+def _recording(name: str, function):
+    def wrapper(*args, **kwargs):
+        api_calls[name] = api_calls.get(name, 0) + 1
+        return function(*args, **kwargs)
+
+    wrapper.__wrapped__ = function
+    wrapper.__name__ = getattr(function, "__name__", name)
+    wrapper.__doc__ = getattr(function, "__doc__", None)
+    return wrapper
+
+
+def install_recorders() -> None:
+    for module_name, names in RECORDED_APIS.items():
+        module = importlib.import_module(module_name)
+        for name in names:
+            original = getattr(module, name)
+            if not hasattr(original, "__wrapped__"):
+                setattr(module, name, _recording(f"{module_name}.{name}", original))
+
+
 def prepare_process() -> None:
     """Settings every worker takes before the first request, whatever launched it."""
     torch.set_num_threads(1)
@@ -301,6 +334,7 @@ def prepare_process() -> None:
     from grader.cases import fns
 
     fns.warm_up()
+    install_recorders()
 
 
 def run(conn, workdir: str) -> None:

@@ -247,6 +247,22 @@ def result_tensor(call: CallResult, value: Any, what: str, like: torch.Tensor, s
                   device=call.device, detached=detached)
 
 
+SHORTCUTS = ("torch.autograd.functional.", "torch.func.")
+
+
+def no_shortcuts(call: CallResult, what: str) -> None:
+    """The call used neither torch.autograd.functional nor torch.func (the exercise is to do it by hand)."""
+    used = sorted(name for name in call.api_calls if name.startswith(SHORTCUTS))
+    if used:
+        raise Fail(f"{call.function} called {', '.join(used)}: {what} / {call.function} 调用了 {', '.join(used)}："
+                   f"本题要求用 torch.autograd.grad 自己实现")
+
+
+def autograd_calls(call: CallResult) -> int:
+    """How many times the call ran torch.autograd.grad or backward, as the worker reported."""
+    return call.api_calls.get("torch.autograd.grad", 0) + call.api_calls.get("torch.autograd.backward", 0)
+
+
 # ----------------------------------------------------------------------------- arguments after the call
 
 def unchanged(call: CallResult, *names: str, skip: Iterable[str] = ()) -> None:

@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from grader.cases.hidden import oracle
-from grader.cases.kit import Arg, Fail, Fn, Leaf, close, draw, randint, result_tensor, returned, unchanged
+from grader.cases.kit import (Arg, Fail, Fn, Leaf, autograd_calls, close, draw, no_shortcuts, randint, result_tensor,
+                              returned, unchanged)
 
 EPS = pytest.mark.parametrize("eps", [1e-3, 0.1, 1.0])
 
@@ -43,6 +44,18 @@ def test_smooth_abs_double_backward(submission, rng, eps):
     call, x, v, u, (_, _, d2y) = _smooth_abs_call(submission, rng, eps)
     close(result_tensor(call, d2y, "second derivative", like=x), u * v * oracle.smooth_abs(x, eps)[2],
           "second derivative")
+
+
+def test_smooth_abs_backward_is_written_by_hand(submission, rng):
+    """backward computes grad_out * x / sqrt(x ** 2 + eps) from saved tensors itself: running autograd on the
+    forward expression inside backward is not the exercise.
+    backward 要用保存的张量自己算出 grad_out * x / sqrt(x ** 2 + eps)：不能在 backward 里对前向表达式再调用自动求导。"""
+    call, x, v, u, (_, dy, _) = _smooth_abs_call(submission, rng, 0.1)
+    close(result_tensor(call, dy, "first derivative", like=x), v * oracle.smooth_abs(x, 0.1)[1], "first derivative")
+    no_shortcuts(call, "write backward by hand")
+    if autograd_calls(call) > 2:  # the probe itself calls torch.autograd.grad twice
+        raise Fail("backward calls torch.autograd itself: write the derivative x / sqrt(x ** 2 + eps) with tensor "
+                   "operations / backward 内部又调用了自动求导：请直接用张量运算写出导数")
 
 
 NUMERIC_RTOL, NUMERIC_ATOL = 1e-6, 1e-7  # central differences in float64 meet this; forward ones do not

@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from grader.cases.hidden import oracle
-from grader.cases.kit import Arg, Fn, close, draw, randint, raised, result_tensor, returned, unchanged
+from grader.cases.kit import (Arg, Fail, Fn, autograd_calls, close, draw, no_shortcuts, randint, raised, result_tensor,
+                              returned, unchanged)
 
 DTYPES = pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
 
@@ -110,6 +111,19 @@ def test_hvp_linear_and_constant(submission, rng, f):
     close(result_tensor(call, returned(call), "H @ v", like=x), torch.zeros(n), "H @ v")
 
 
+def test_hvp_by_double_backward(submission, rng):
+    """H @ v comes from two torch.autograd.grad calls (create_graph=True, then grad_outputs=v), not from
+    torch.autograd.functional.hvp or torch.func, and never builds the whole Hessian.
+    H @ v 由两次 torch.autograd.grad 得到（create_graph=True，再 grad_outputs=v），不能用 torch.autograd.functional.hvp 或 torch.func。"""
+    x, v = draw(rng, (5,), torch.float64), draw(rng, (5,), torch.float64)
+    call = submission.call("hvp", Fn("logsumexp"), x, v)
+    close(result_tensor(call, returned(call), "H @ v", like=x), oracle.hvp("logsumexp", x, v), "H @ v")
+    no_shortcuts(call, "compute the Hessian-vector product by double backward")
+    if autograd_calls(call) < 2:
+        raise Fail("H @ v needs two passes of torch.autograd.grad: the gradient with create_graph=True, then its "
+                   "product with v / 需要两次 torch.autograd.grad")
+
+
 def test_hvp_conventions(submission, rng):
     """x and v are not modified (values, .grad, version); the result is detached.
     x 和 v 不被修改（数值、.grad、版本号）；结果已 detach。"""
@@ -138,6 +152,19 @@ def test_jacobian_rows_constant(submission, rng):
     x = draw(rng, (n,), torch.float64)
     call = submission.call("jacobian_rows", Fn("constant_vector"), x)
     close(result_tensor(call, returned(call), "the Jacobian", like=x, shape=(2, n)), torch.zeros(2, n), "the Jacobian")
+
+
+def test_jacobian_rows_one_grad_per_row(submission, rng):
+    """One backward pass per row (torch.autograd.grad with grad_outputs=e_i); torch.autograd.functional.jacobian
+    and torch.func.jacrev are not the exercise.
+    每一行一次反向传播（torch.autograd.grad，grad_outputs=e_i）；不能用 torch.autograd.functional.jacobian 或 torch.func.jacrev。"""
+    x = draw(rng, (randint(rng, 3, 6),), torch.float64)
+    call = submission.call("jacobian_rows", Fn("moments"), x)
+    close(result_tensor(call, returned(call), "the Jacobian", like=x, shape=(3, x.numel())), oracle.jacobian("moments", x),
+          "the Jacobian")
+    no_shortcuts(call, "build the Jacobian one row at a time")
+    if autograd_calls(call) < 3:
+        raise Fail("the Jacobian of 3 outputs needs 3 backward passes, one per row / 3 个输出需要 3 次反向传播，每行一次")
 
 
 def test_jacobian_rows_conventions(submission, rng):
