@@ -30,6 +30,9 @@ FUNCTIONS = {
     "quartic": lambda t: t ** 4 - 2 * t ** 2 + t,
     "constant": lambda t: torch.full_like(t, 5.0),
     "exp_half": lambda t: torch.exp(0.5 * t),
+    # 3 t + 2 with a learnable scale: the first derivative requires grad (through the scale) but
+    # has no graph back to t, so differentiating it again finds t unused (allow_unused=True)
+    "learnable_linear": lambda t: t.new_tensor(3.0).requires_grad_(True) * t + 2,
     # scalar f of a 1-dim x, for hvp and numerical_gradient
     "sum_cubes": lambda x: (x ** 3).sum(),
     "logsumexp": lambda x: torch.logsumexp(x.flatten(), 0),
