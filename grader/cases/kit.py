@@ -70,6 +70,11 @@ MISTAKES = {
     "no_shift_in_s": (
         "s does not include the shift: s = sigmoid(x) + shift",
         "s 没有加上 shift：s = sigmoid(x) + shift"),
+    "not_differentiable": (
+        "the second derivative could not be computed: backward must itself be differentiable, so build it from "
+        "torch operations on the saved tensors, without torch.no_grad(), .detach() or @once_differentiable",
+        "无法计算二阶导数：backward 本身必须可导，请用保存的张量上的 torch 运算来写，"
+        "不要用 torch.no_grad()、.detach() 或 @once_differentiable"),
     "unscaled_branch": (
         "the 100 * b branch is missing from the gradient: the graph follows the branch that actually ran",
         "梯度缺少 100 * b 这一分支的系数：计算图记录的是实际执行的分支"),
