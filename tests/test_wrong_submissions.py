@@ -125,6 +125,8 @@ NAMED = [
     ("shifted_sigmoid_inplace_add", _hint("modified by an inplace operation")),
     ("shifted_sigmoid_shift_dropped", mistake_text("no_shift_in_s")),
     ("smooth_abs_sign_backward", mistake_text("sign_instead")),
+    ("smooth_abs_no_grad_backward", mistake_text("not_differentiable")),
+    ("smooth_abs_once_differentiable", mistake_text("not_differentiable")),
     ("numerical_gradient_forward_difference", mistake_text("forward_difference")),
     ("frozen_predict_inference_mode", _hint("Inference tensors cannot be saved for backward")),
 ]
@@ -142,3 +144,10 @@ def test_named_mistakes_cover_the_catalogue():
     named = "\n".join(text for _, text in NAMED)
     not_covered = [key for key in MISTAKES if mistake_text(key) not in named]
     assert not_covered == ["gradient_not_hvp"], not_covered
+
+
+@pytest.mark.parametrize("name", ["smooth_abs_no_grad_backward", "smooth_abs_once_differentiable"])
+def test_non_differentiable_backward_loses_only_the_double_backward_points(graded, name):
+    entry = next(e for e in graded(name)["exercises"] if e["name"] == "SmoothAbs")
+    failed = {t["name"].split("[")[0] for t in entry["tests"] if t["status"] != "passed" and t["visibility"] == "hidden"}
+    assert failed == {"test_smooth_abs_double_backward"}
