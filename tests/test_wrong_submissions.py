@@ -122,6 +122,7 @@ NAMED = [
     ("microbatches_batch_mean", mistake_text("batch_mean")),
     ("gd_fit_not_zeroed", mistake_text("no_zero_gd")),
     ("gd_fit_update_without_no_grad", _hint("leaf Variable that requires grad")),
+    ("gd_fit_rebind_outside_no_grad", _hint("'NoneType'")),
     ("shifted_sigmoid_inplace_add", _hint("modified by an inplace operation")),
     ("shifted_sigmoid_shift_dropped", mistake_text("no_shift_in_s")),
     ("smooth_abs_sign_backward", mistake_text("sign_instead")),
