@@ -145,6 +145,10 @@ def _why(exc: BaseException) -> str:
 def probe_then_backward(function, w: torch.Tensor, x: torch.Tensor, q: torch.Tensor):
     """Call frozen_predict, then use its result in a later autograd computation."""
     r = function(w, x)
+    if not torch.is_grad_enabled():
+        raise RuntimeError("gradient recording was still switched off after frozen_predict returned: "
+                           "torch.set_grad_enabled(False) was never undone; use `with torch.no_grad():`, "
+                           "which switches it back on when the block ends")
     q = _leaf(q)
     (r * q).sum().backward()
     return r, q.grad
