@@ -105,7 +105,8 @@ def _hint(key: str) -> str:
     return f"Hint: {en} / {zh}"
 
 
-# A mistake, and the text a hidden test's failure message names it with (kit.MISTAKES / ERROR_HINTS).
+# A mistake, and the text a hidden test's failure message names it with (kit.MISTAKES / ERROR_HINTS,
+# or a probe's own explanation).
 NAMED = [
     ("two_losses_aliased_grad", mistake_text("aliased_grad")),
     ("two_losses_zeroed_between", mistake_text("not_accumulated")),
@@ -130,6 +131,7 @@ NAMED = [
     ("smooth_abs_once_differentiable", mistake_text("not_differentiable")),
     ("numerical_gradient_forward_difference", mistake_text("forward_difference")),
     ("frozen_predict_inference_mode", _hint("Inference tensors cannot be saved for backward")),
+    ("frozen_predict_grad_disabled_globally", "torch.set_grad_enabled(False) was never undone"),
 ]
 
 
