@@ -142,11 +142,15 @@ def test_hidden_failure_message_names_the_mistake(graded, name, text):
     assert any(text in m for m in messages), messages
 
 
+# MISTAKES entries no corpus mistake produces. gradient_not_hvp: returning the gradient itself from hvp takes a
+# bug of another kind (returning the wrong variable), not an autograd misunderstanding.
+NOT_NAMED = ["gradient_not_hvp"]
+
+
 def test_named_mistakes_cover_the_catalogue():
-    """Every MISTAKES entry is exercised by some corpus mistake above, or listed here as not yet."""
+    """Every MISTAKES entry is named by some corpus mistake above, or listed in NOT_NAMED."""
     named = "\n".join(text for _, text in NAMED)
-    not_covered = [key for key in MISTAKES if mistake_text(key) not in named]
-    assert not_covered == ["gradient_not_hvp"], not_covered
+    assert [key for key in MISTAKES if mistake_text(key) not in named] == NOT_NAMED
 
 
 @pytest.mark.parametrize("name", ["smooth_abs_no_grad_backward", "smooth_abs_once_differentiable"])
