@@ -67,6 +67,9 @@ MISTAKES = {
     "gradient_not_hvp": (
         "this is the gradient, not the Hessian-vector product: differentiate the gradient again with grad_outputs=v",
         "这是梯度而不是 Hessian-向量积：需要以 grad_outputs=v 对梯度再求一次导"),
+    "hvp_of_sum": (
+        "this is H @ ones, the derivative of g.sum(), whatever v is: differentiate g with grad_outputs=v",
+        "这是 H @ ones，即 g.sum() 的导数，与 v 无关：请以 grad_outputs=v 对 g 求导"),
     "no_shift_in_s": (
         "s does not include the shift: s = sigmoid(x) + shift",
         "s 没有加上 shift：s = sigmoid(x) + shift"),
