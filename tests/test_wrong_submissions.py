@@ -116,6 +116,7 @@ NAMED = [
     ("dynamic_doubling_branch_ignored", mistake_text("unscaled_branch")),
     ("nth_derivative_differentiates_f_each_time", mistake_text("first_derivative_only")),
     ("hvp_no_create_graph", _hint("does not require grad")),
+    ("hvp_sum_instead_of_v", mistake_text("hvp_of_sum")),
     ("partial_grads_no_allow_unused", _hint("not have been used in the graph")),
     ("jacobian_rows_grad_of_sum", mistake_text("grad_of_sum")),
     ("grads_per_step_not_zeroed", mistake_text("not_zeroed")),
