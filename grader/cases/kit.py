@@ -70,6 +70,9 @@ MISTAKES = {
     "hvp_of_sum": (
         "this is H @ ones, the derivative of g.sum(), whatever v is: differentiate g with grad_outputs=v",
         "这是 H @ ones，即 g.sum() 的导数，与 v 无关：请以 grad_outputs=v 对 g 求导"),
+    "mean_not_sum": (
+        "this is divided by the number of elements: backpropagate s.sum(), not s.mean()",
+        "结果被除以了元素个数：应对 s.sum() 而不是 s.mean() 反向传播"),
     "no_shift_in_s": (
         "s does not include the shift: s = sigmoid(x) + shift",
         "s 没有加上 shift：s = sigmoid(x) + shift"),
