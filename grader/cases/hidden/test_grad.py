@@ -101,7 +101,8 @@ def test_hvp_random(submission, rng, f, dtype):
     x, v = draw(rng, (n,), dtype), draw(rng, (n,), dtype)
     call = submission.call("hvp", Fn(f), x, v)
     close(result_tensor(call, returned(call), "H @ v", like=x), oracle.hvp(f, x, v), "H @ v",
-          mistakes={"gradient_not_hvp": oracle.gradient(f, x), "hvp_of_sum": oracle.hvp(f, x, torch.ones_like(v))})
+          mistakes={"gradient_not_hvp": oracle.gradient(f, x),
+                    "hvp_of_sum": oracle.hvp(f, x, torch.ones_like(v))})
 
 
 @pytest.mark.parametrize("f", ["sum_linear", "scalar_constant"])
