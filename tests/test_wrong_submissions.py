@@ -127,6 +127,7 @@ NAMED = [
     ("gd_fit_rebind_outside_no_grad", _hint("'NoneType'")),
     ("shifted_sigmoid_inplace_add", _hint("modified by an inplace operation")),
     ("shifted_sigmoid_shift_dropped", mistake_text("no_shift_in_s")),
+    ("shifted_sigmoid_mean_backward", mistake_text("mean_not_sum")),
     ("smooth_abs_sign_backward", mistake_text("sign_instead")),
     ("smooth_abs_no_grad_backward", mistake_text("not_differentiable")),
     ("smooth_abs_once_differentiable", mistake_text("not_differentiable")),
