@@ -40,6 +40,11 @@ MISTAKES = {
     "unweighted": (
         "this is the gradient with all weights equal to 1: pass the weights as grad_tensors",
         "这是权重全为 1 时的梯度：要把 weights 作为 grad_tensors 传入"),
+    "per_step_scaled": (
+        "each micro-batch mean was divided by the number of micro-batches: that equals the full-batch mean only "
+        "when batch_size divides N; divide each micro-batch's summed loss by N",
+        "每个 micro-batch 的平均损失除以了 micro-batch 的个数：只有 batch_size 整除 N 时才等于全批次平均；"
+        "应把每个 micro-batch 的损失之和除以 N"),
     "batch_mean": (
         "each micro-batch loss was averaged over its own rows: scale by the full batch size N instead",
         "每个 micro-batch 的损失按自己的行数取了平均：应当除以全体样本数 N"),

@@ -133,6 +133,12 @@ def per_batch_mean_grad(w, X, Y, batch_size: int) -> torch.Tensor:
                for i in range(0, X.shape[0], batch_size))
 
 
+def per_step_scaled_grad(w, X, Y, batch_size: int) -> torch.Tensor:
+    """The gradient-accumulation recipe: each micro-batch mean divided by the number of micro-batches."""
+    steps = -(-X.shape[0] // batch_size)
+    return per_batch_mean_grad(w, X, Y, batch_size) / steps
+
+
 def gd(X, Y, w0, lr: float, steps: int, zero_grad: bool = True) -> torch.Tensor:
     w, X, Y = f64(w0).clone(), f64(X), f64(Y)
     accumulated = torch.zeros_like(w)
