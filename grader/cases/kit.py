@@ -57,6 +57,10 @@ MISTAKES = {
     "sign_instead": (
         "this is the derivative of |x| (sign(x)), not of sqrt(x**2 + eps)",
         "这是 |x| 的导数 sign(x)，不是 sqrt(x**2 + eps) 的导数"),
+    "graph_dropped": (
+        "this is zero: without create_graph=True a derivative has no graph of its own, so every higher one "
+        "came out as zero",
+        "结果为 0：没有 create_graph=True，导数自身没有计算图，因此更高阶的导数都成了 0"),
     "first_derivative_only": (
         "this equals the first derivative: the higher derivatives need create_graph=True at every step",
         "这等于一阶导数：求更高阶导数时每一步都要 create_graph=True"),

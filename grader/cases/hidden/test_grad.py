@@ -56,7 +56,8 @@ def test_nth_derivative_random(submission, rng, f, n, dtype):
     x = draw(rng, (randint(rng, 1, 3), randint(rng, 2, 4)), dtype, -1.5, 1.5)
     call = submission.call("nth_derivative", Fn(f), x, n)
     want = oracle.nth_derivative(f, x, n)
-    mistakes = {"first_derivative_only": oracle.nth_derivative(f, x, 1)} if n > 1 else {}
+    mistakes = {"first_derivative_only": oracle.nth_derivative(f, x, 1),
+                "graph_dropped": torch.zeros_like(x, dtype=torch.float64)} if n > 1 else {}
     close(result_tensor(call, returned(call), f"derivative {n}", like=x), want, f"derivative {n}", mistakes=mistakes)
 
 
