@@ -54,6 +54,10 @@ MISTAKES = {
     "forward_difference": (
         "this looks like a one-sided difference (f(x+eps) - f(x)) / eps: use the central difference (f(x+eps) - f(x-eps)) / (2 eps)",
         "这看起来是单侧差分 (f(x+eps) - f(x)) / eps：请使用中心差分 (f(x+eps) - f(x-eps)) / (2 eps)"),
+    "detached_in_backward": (
+        "the second derivative misses a term: part of backward was detached (.detach() or .data on a saved "
+        "tensor), so autograd could not differentiate through it",
+        "二阶导数少了一项：backward 中有一部分被 detach 了（对保存的张量用了 .detach() 或 .data），自动求导无法对它求导"),
     "sign_instead": (
         "this is the derivative of |x| (sign(x)), not of sqrt(x**2 + eps)",
         "这是 |x| 的导数 sign(x)，不是 sqrt(x**2 + eps) 的导数"),
