@@ -86,6 +86,11 @@ MISTAKES = {
     "mean_not_sum": (
         "this is divided by the number of elements: backpropagate s.sum(), not s.mean()",
         "结果被除以了元素个数：应对 s.sum() 而不是 s.mean() 反向传播"),
+    "shifted_saved_output": (
+        "g was computed from the shifted output: changing s in place behind autograd's back (s.data) made "
+        "sigmoid's backward use s + shift; add the shift out of place",
+        "g 是用加了 shift 的输出算的：绕过自动求导原地修改 s（s.data）使 sigmoid 的 backward 用了 s + shift；"
+        "请用非原地运算加上 shift"),
     "no_shift_in_s": (
         "s does not include the shift: s = sigmoid(x) + shift",
         "s 没有加上 shift：s = sigmoid(x) + shift"),

@@ -92,7 +92,8 @@ def test_shifted_sigmoid_random(submission, rng, dtype):
     sig = torch.sigmoid(x.double())
     close(result_tensor(call, s, "s", like=x), sig + shift, "s", mistakes={"no_shift_in_s": sig})
     close(result_tensor(call, g, "g", like=x), sig * (1 - sig), "g",
-          mistakes={"mean_not_sum": sig * (1 - sig) / x.numel()})
+          mistakes={"mean_not_sum": sig * (1 - sig) / x.numel(),
+                    "shifted_saved_output": (sig + shift) * (1 - sig - shift)})
 
 
 def test_shifted_sigmoid_conventions(submission, rng):
