@@ -134,10 +134,11 @@ ERROR_HINTS = {
         "有张量被建在了默认设备上：请用 torch.zeros_like(x)、x.new_zeros(...) 或 device=x.device"),
     "'NoneType'": (
         "something is None: .grad stays None on a tensor that is not a leaf (w = w - lr * w.grad replaces the "
-        "leaf by a non-leaf; update in place under torch.no_grad()), and grad_fn is None for a tensor without "
-        "a graph (check for it)",
+        "leaf by a non-leaf; update in place under torch.no_grad()), grad_fn is None for a tensor without a graph, "
+        "and next_functions holds None for inputs that need no gradient (check for None)",
         "有值是 None：非叶子张量的 .grad 一直是 None（w = w - lr * w.grad 会把叶子替换成非叶子；"
-        "请在 torch.no_grad() 中原地更新），没有计算图的张量 grad_fn 为 None（要先检查）"),
+        "请在 torch.no_grad() 中原地更新），没有计算图的张量 grad_fn 为 None，next_functions 中不需要梯度的输入为 None"
+        "（要先检查 None）"),
     "NotImplementedError": ("this function is not written yet", "这个函数还没有实现"),
 }
 
