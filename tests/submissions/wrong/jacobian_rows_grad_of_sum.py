@@ -9,6 +9,8 @@ import torch
 def jacobian_rows(f, x):
     x = x.detach().clone().requires_grad_(True)
     y = f(x)
+    if not y.requires_grad:
+        return x.new_zeros((y.numel(), x.numel()))
     rows = []
     for i in range(y.numel()):
         (row,) = torch.autograd.grad(y.sum(), x, retain_graph=True)

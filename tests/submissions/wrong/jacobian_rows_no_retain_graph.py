@@ -9,7 +9,9 @@ import torch
 def jacobian_rows(f, x):
     x = x.detach().clone().requires_grad_(True)
     y = f(x)
-    J = torch.zeros_like(x).repeat(y.numel(), 1)
+    J = x.new_zeros((y.numel(), x.numel()))
+    if not y.requires_grad:
+        return J
     for i in range(y.numel()):
         e = torch.zeros_like(y)
         e[i] = 1

@@ -12,5 +12,7 @@ def nth_derivative(f, x, n):
     for _ in range(n):
         if not d.requires_grad:
             return torch.zeros_like(x)
-        (d,) = torch.autograd.grad(d, x, grad_outputs=torch.ones_like(d), create_graph=True)
+        (d,) = torch.autograd.grad(d, x, grad_outputs=torch.ones_like(d), create_graph=True, allow_unused=True)
+        if d is None:
+            return torch.zeros_like(x)
     return d.detach()
