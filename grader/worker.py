@@ -82,6 +82,7 @@ class Encoder:
         self.blobs.append(wire.tensor_bytes(v))
         grad_fn = _get["grad_fn"](v)
         grad = _get["grad"](v) if with_grad and _get["is_leaf"](v) else None
+        inference = bool(_is_inference(v))  # inference tensors have no version counter: reading it raises
         return {"$tensor": {
             "blob": len(self.blobs) - 1,
             "dtype": wire.DTYPE_NAMES[dtype],
@@ -90,8 +91,8 @@ class Encoder:
             "requires_grad": bool(_get["requires_grad"](v)),
             "is_leaf": bool(_get["is_leaf"](v)),
             "grad_fn": None if grad_fn is None else type(grad_fn).__name__,
-            "version": int(_get["_version"](v)),
-            "is_inference": bool(_is_inference(v)),
+            "version": 0 if inference else int(_get["_version"](v)),
+            "is_inference": inference,
             "grad": self.tensor(grad, depth + 1, with_grad=False) if type(grad) is _Tensor else None,
             "same_as_arg": self._same_as_arg(v),
             "shares_storage_with_arg": self._storage_arg(v),
@@ -238,6 +239,9 @@ class Worker:
         encoder = Encoder(args)
         versions_before = [int(_get["_version"](a)) if type(a) is _Tensor else None for a in args]
         probe = body.get("probe")
+        # every call starts with gradients recorded: a torch.set_grad_enabled(False) left behind by an
+        # earlier call (or at import) must not break the exercises graded after it
+        torch.set_grad_enabled(True)
         api_calls.clear()
         start = time.perf_counter()
         try:

@@ -79,7 +79,8 @@ def test_atomic_write_leaves_no_temporary_files(tmp_path):
     assert json.loads(path.read_text()) == {"x": 1}
 
 
-def _children(pid: int) -> list[int]:
+def _pool_processes(pid: int) -> list[int]:
+    """Children of `pid` that are multiprocessing pool processes (not its resource tracker)."""
     import os
 
     kids = []
@@ -87,10 +88,13 @@ def _children(pid: int) -> list[int]:
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/stat") as f:
-                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        kids.append(int(entry))
+                    parent = int(f.read().rsplit(")", 1)[1].split()[1])
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    command = f.read()
             except (OSError, ValueError, IndexError):
-                pass
+                continue
+            if parent == pid and b"spawn_main" in command:
+                kids.append(int(entry))
     return kids
 
 
@@ -106,7 +110,7 @@ def test_a_dying_pool_process_loses_no_submission(tmp_path):
 
     def progress(report, done, total):
         if not killed:
-            victims = _children(os.getpid())
+            victims = _pool_processes(os.getpid())
             assert victims
             os.kill(victims[0], signal.SIGKILL)
             killed.append(victims[0])

@@ -30,6 +30,9 @@ FUNCTIONS = {
     "quartic": lambda t: t ** 4 - 2 * t ** 2 + t,
     "constant": lambda t: torch.full_like(t, 5.0),
     "exp_half": lambda t: torch.exp(0.5 * t),
+    # 3 t + 2 with a learnable scale: the first derivative requires grad (through the scale) but
+    # has no graph back to t, so differentiating it again finds t unused (allow_unused=True)
+    "learnable_linear": lambda t: t.new_tensor(3.0).requires_grad_(True) * t + 2,
     # scalar f of a 1-dim x, for hvp and numerical_gradient
     "sum_cubes": lambda x: (x ** 3).sum(),
     "logsumexp": lambda x: torch.logsumexp(x.flatten(), 0),
@@ -118,9 +121,34 @@ def probe_smooth_abs(function_class, x: torch.Tensor, eps: float, v: torch.Tenso
     return y.detach(), g.detach(), h.detach()
 
 
+def probe_smooth_abs_orders(function_class, x: torch.Tensor, eps: float, v: torch.Tensor, u: torch.Tensor):
+    """Like probe_smooth_abs, but a derivative that cannot be computed does not take the lower orders
+    with it: in its place comes a line saying why (a backward that is not itself differentiable
+    still gets its forward and first derivative judged)."""
+    x = _leaf(x)
+    y = function_class.apply(x, eps)
+    try:
+        (g,) = torch.autograd.grad(y, x, grad_outputs=v, create_graph=True)
+    except Exception as exc:  # noqa: BLE001  (student code: any error means "no first derivative")
+        return y.detach(), _why(exc), _why(exc)
+    try:
+        (h,) = torch.autograd.grad(g, x, grad_outputs=u)
+    except Exception as exc:  # noqa: BLE001
+        return y.detach(), g.detach(), _why(exc)
+    return y.detach(), g.detach(), h.detach()
+
+
+def _why(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+
+
 def probe_then_backward(function, w: torch.Tensor, x: torch.Tensor, q: torch.Tensor):
     """Call frozen_predict, then use its result in a later autograd computation."""
     r = function(w, x)
+    if not torch.is_grad_enabled():
+        raise RuntimeError("gradient recording was still switched off after frozen_predict returned: "
+                           "torch.set_grad_enabled(False) was never undone; use `with torch.no_grad():`, "
+                           "which switches it back on when the block ends")
     q = _leaf(q)
     (r * q).sum().backward()
     return r, q.grad
@@ -151,6 +179,7 @@ def probe_recording_f(function, f_name: str, x: torch.Tensor, *args):
 
 PROBES = {
     "smooth_abs": probe_smooth_abs,
+    "smooth_abs_orders": probe_smooth_abs_orders,
     "then_backward": probe_then_backward,
     "leaf_backward": probe_leaf_backward,
     "recording_f": probe_recording_f,

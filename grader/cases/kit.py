@@ -40,6 +40,11 @@ MISTAKES = {
     "unweighted": (
         "this is the gradient with all weights equal to 1: pass the weights as grad_tensors",
         "这是权重全为 1 时的梯度：要把 weights 作为 grad_tensors 传入"),
+    "per_step_scaled": (
+        "each micro-batch mean was divided by the number of micro-batches: that equals the full-batch mean only "
+        "when batch_size divides N; divide each micro-batch's summed loss by N",
+        "每个 micro-batch 的平均损失除以了 micro-batch 的个数：只有 batch_size 整除 N 时才等于全批次平均；"
+        "应把每个 micro-batch 的损失之和除以 N"),
     "batch_mean": (
         "each micro-batch loss was averaged over its own rows: scale by the full batch size N instead",
         "每个 micro-batch 的损失按自己的行数取了平均：应当除以全体样本数 N"),
@@ -49,9 +54,17 @@ MISTAKES = {
     "forward_difference": (
         "this looks like a one-sided difference (f(x+eps) - f(x)) / eps: use the central difference (f(x+eps) - f(x-eps)) / (2 eps)",
         "这看起来是单侧差分 (f(x+eps) - f(x)) / eps：请使用中心差分 (f(x+eps) - f(x-eps)) / (2 eps)"),
+    "detached_in_backward": (
+        "the second derivative misses a term: part of backward was detached (.detach() or .data on a saved "
+        "tensor), so autograd could not differentiate through it",
+        "二阶导数少了一项：backward 中有一部分被 detach 了（对保存的张量用了 .detach() 或 .data），自动求导无法对它求导"),
     "sign_instead": (
         "this is the derivative of |x| (sign(x)), not of sqrt(x**2 + eps)",
         "这是 |x| 的导数 sign(x)，不是 sqrt(x**2 + eps) 的导数"),
+    "graph_dropped": (
+        "this is zero: without create_graph=True a derivative has no graph of its own, so every higher one "
+        "came out as zero",
+        "结果为 0：没有 create_graph=True，导数自身没有计算图，因此更高阶的导数都成了 0"),
     "first_derivative_only": (
         "this equals the first derivative: the higher derivatives need create_graph=True at every step",
         "这等于一阶导数：求更高阶导数时每一步都要 create_graph=True"),
@@ -67,9 +80,25 @@ MISTAKES = {
     "gradient_not_hvp": (
         "this is the gradient, not the Hessian-vector product: differentiate the gradient again with grad_outputs=v",
         "这是梯度而不是 Hessian-向量积：需要以 grad_outputs=v 对梯度再求一次导"),
+    "hvp_of_sum": (
+        "this is H @ ones, the derivative of g.sum(), whatever v is: differentiate g with grad_outputs=v",
+        "这是 H @ ones，即 g.sum() 的导数，与 v 无关：请以 grad_outputs=v 对 g 求导"),
+    "mean_not_sum": (
+        "this is divided by the number of elements: backpropagate s.sum(), not s.mean()",
+        "结果被除以了元素个数：应对 s.sum() 而不是 s.mean() 反向传播"),
+    "shifted_saved_output": (
+        "g was computed from the shifted output: changing s in place behind autograd's back (s.data) made "
+        "sigmoid's backward use s + shift; add the shift out of place",
+        "g 是用加了 shift 的输出算的：绕过自动求导原地修改 s（s.data）使 sigmoid 的 backward 用了 s + shift；"
+        "请用非原地运算加上 shift"),
     "no_shift_in_s": (
         "s does not include the shift: s = sigmoid(x) + shift",
         "s 没有加上 shift：s = sigmoid(x) + shift"),
+    "not_differentiable": (
+        "the second derivative could not be computed: backward must itself be differentiable, so build it from "
+        "torch operations on the saved tensors, without torch.no_grad(), .detach() or @once_differentiable",
+        "无法计算二阶导数：backward 本身必须可导，请用保存的张量上的 torch 运算来写，"
+        "不要用 torch.no_grad()、.detach() 或 @once_differentiable"),
     "unscaled_branch": (
         "the 100 * b branch is missing from the gradient: the graph follows the branch that actually ran",
         "梯度缺少 100 * b 这一分支的系数：计算图记录的是实际执行的分支"),
@@ -103,6 +132,13 @@ ERROR_HINTS = {
     "Expected all tensors to be on the same device": (
         "a tensor was created on the default device: use torch.zeros_like(x), x.new_zeros(...) or device=x.device",
         "有张量被建在了默认设备上：请用 torch.zeros_like(x)、x.new_zeros(...) 或 device=x.device"),
+    "'NoneType'": (
+        "something is None: .grad stays None on a tensor that is not a leaf (w = w - lr * w.grad replaces the "
+        "leaf by a non-leaf; update in place under torch.no_grad()), grad_fn is None for a tensor without a graph, "
+        "and next_functions holds None for inputs that need no gradient (check for None)",
+        "有值是 None：非叶子张量的 .grad 一直是 None（w = w - lr * w.grad 会把叶子替换成非叶子；"
+        "请在 torch.no_grad() 中原地更新），没有计算图的张量 grad_fn 为 None，next_functions 中不需要梯度的输入为 None"
+        "（要先检查 None）"),
     "NotImplementedError": ("this function is not written yet", "这个函数还没有实现"),
 }
 

@@ -86,6 +86,7 @@ DERIVATIVES = {
     "exp_half": lambda t, n: 0.5 ** n * torch.exp(0.5 * t),
     "cube": lambda t, n: ([t ** 3, 3 * t ** 2, 6 * t, torch.full_like(t, 6.0)][n] if n <= 3 else torch.zeros_like(t)),
     "linear": lambda t, n: [3 * t + 2, torch.full_like(t, 3.0)][n] if n <= 1 else torch.zeros_like(t),
+    "learnable_linear": lambda t, n: [3 * t + 2, torch.full_like(t, 3.0)][n] if n <= 1 else torch.zeros_like(t),
     "quartic": lambda t, n: ([t ** 4 - 2 * t ** 2 + t, 4 * t ** 3 - 4 * t + 1, 12 * t ** 2 - 4, 24 * t,
                               torch.full_like(t, 24.0)][n] if n <= 4 else torch.zeros_like(t)),
     "constant": lambda t, n: torch.full_like(t, 5.0) if n == 0 else torch.zeros_like(t),
@@ -130,6 +131,12 @@ def per_batch_mean_grad(w, X, Y, batch_size: int) -> torch.Tensor:
     """The classic mistake: each micro-batch loss averaged over its own rows."""
     return sum(full_batch_grad(w, X[i: i + batch_size], Y[i: i + batch_size])
                for i in range(0, X.shape[0], batch_size))
+
+
+def per_step_scaled_grad(w, X, Y, batch_size: int) -> torch.Tensor:
+    """The gradient-accumulation recipe: each micro-batch mean divided by the number of micro-batches."""
+    steps = -(-X.shape[0] // batch_size)
+    return per_batch_mean_grad(w, X, Y, batch_size) / steps
 
 
 def gd(X, Y, w0, lr: float, steps: int, zero_grad: bool = True) -> torch.Tensor:

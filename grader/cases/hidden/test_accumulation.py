@@ -54,7 +54,8 @@ def test_accumulate_microbatches_random(submission, rng, dtype, batching):
     w, X, Y = draw(rng, (d,), dtype), draw(rng, (n, d), dtype), draw(rng, (n,), dtype)
     call = submission.call("accumulate_microbatches", w, X, Y, batch)
     want = oracle.full_batch_grad(w, X, Y)
-    mistakes = {"batch_mean": oracle.per_batch_mean_grad(w, X, Y, batch)}
+    mistakes = {"batch_mean": oracle.per_batch_mean_grad(w, X, Y, batch),
+                "per_step_scaled": oracle.per_step_scaled_grad(w, X, Y, batch)}
     close(result_tensor(call, returned(call), "the gradient", like=w), want, "the gradient", mistakes=mistakes)
 
 

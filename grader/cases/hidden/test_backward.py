@@ -37,7 +37,7 @@ def test_two_losses_grad_conventions(submission, rng):
 def test_weighted_backward_random(submission, rng, dtype):
     """loss.backward(weights) (grad_tensors=weights) gives sum_i weights[i] * dloss[i]/dw: not the plain sum.
     loss.backward(weights)（grad_tensors=weights）得到 sum_i weights[i] * dloss[i]/dw，而不是简单求和。"""
-    n = randint(rng, 1, 6)
+    n = randint(rng, 2, 6)  # n >= 2: with one element, a loss that interleaves y0 and y1 equals the cat
     w, x, weights = draw(rng, (n,), dtype), draw(rng, (n,), dtype), draw(rng, (2 * n,), dtype, -2, 2)
     call = submission.call("weighted_backward", w, x, weights)
     want = oracle.weighted(w, x, weights)

@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from grader.cases.hidden import oracle
-from grader.cases.kit import (Arg, Fail, Fn, Leaf, autograd_calls, close, draw, no_shortcuts, randint, result_tensor,
-                              returned, unchanged)
+from grader.cases.kit import (Arg, Fail, Fn, Leaf, autograd_calls, close, draw, mistake_text, no_shortcuts, randint,
+                              result_tensor, returned, unchanged)
 
 EPS = pytest.mark.parametrize("eps", [1e-3, 0.1, 1.0])
 
@@ -15,7 +15,8 @@ def _smooth_abs_call(submission, rng, eps):
     x = draw(rng, (n,), torch.float64, -2, 2)
     x[0] = 0.0  # the smooth point where |x| has its kink
     v, u = draw(rng, (n,), torch.float64, 0.5, 2), draw(rng, (n,), torch.float64, 0.5, 2)
-    call = submission.call("SmoothAbs", x, eps, v, u, probe="smooth_abs")
+    # each order apart: a backward that is not differentiable loses the second derivative's points only
+    call = submission.call("SmoothAbs", x, eps, v, u, probe="smooth_abs_orders")
     return call, x, v, u, returned(call, tuple, 3)
 
 
@@ -32,6 +33,8 @@ def test_smooth_abs_backward(submission, rng, eps):
     """backward(ctx, grad_out) returns grad_out * x / sqrt(x ** 2 + eps), and None for eps.
     backward(ctx, grad_out) 返回 grad_out * x / sqrt(x ** 2 + eps)，对 eps 返回 None。"""
     call, x, v, u, (_, dy, _) = _smooth_abs_call(submission, rng, eps)
+    if type(dy) is str:
+        raise Fail(f"the first derivative could not be computed: {dy} / 无法计算一阶导数")
     close(result_tensor(call, dy, "first derivative", like=x), v * oracle.smooth_abs(x, eps)[1], "first derivative",
           mistakes={"sign_instead": v * torch.sign(x)})
 
@@ -41,9 +44,15 @@ def test_smooth_abs_double_backward(submission, rng, eps):
     """backward must itself be differentiable (built from torch operations on saved tensors), so that the
     second derivative eps / (x ** 2 + eps) ** 1.5 comes out right: gradgradcheck passes.
     backward 本身必须可导（由保存的张量上的 torch 运算构成），这样二阶导数 eps / (x ** 2 + eps) ** 1.5 才正确，gradgradcheck 才能通过。"""
-    call, x, v, u, (_, _, d2y) = _smooth_abs_call(submission, rng, eps)
+    call, x, v, u, (_, dy, d2y) = _smooth_abs_call(submission, rng, eps)
+    if type(dy) is str:
+        raise Fail(f"the first derivative could not be computed, so neither could the second: {dy} "
+                   f"/ 无法计算一阶导数，因此也无法计算二阶导数")
+    if type(d2y) is str:
+        raise Fail(f"{mistake_text('not_differentiable')}\n({d2y})")
+    r = oracle.smooth_abs(x, eps)[0]
     close(result_tensor(call, d2y, "second derivative", like=x), u * v * oracle.smooth_abs(x, eps)[2],
-          "second derivative")
+          "second derivative", mistakes={"detached_in_backward": u * v / r})
 
 
 def test_smooth_abs_backward_is_written_by_hand(submission, rng):
@@ -51,6 +60,8 @@ def test_smooth_abs_backward_is_written_by_hand(submission, rng):
     forward expression inside backward is not the exercise.
     backward 要用保存的张量自己算出 grad_out * x / sqrt(x ** 2 + eps)：不能在 backward 里对前向表达式再调用自动求导。"""
     call, x, v, u, (_, dy, _) = _smooth_abs_call(submission, rng, 0.1)
+    if type(dy) is str:
+        raise Fail(f"the first derivative could not be computed: {dy} / 无法计算一阶导数")
     close(result_tensor(call, dy, "first derivative", like=x), v * oracle.smooth_abs(x, 0.1)[1], "first derivative")
     no_shortcuts(call, "write backward by hand")
     if autograd_calls(call) > 2:  # the probe itself calls torch.autograd.grad twice

@@ -57,16 +57,21 @@ def test_nth_derivative_random(submission, rng, f, n, dtype):
     x = draw(rng, (randint(rng, 1, 3), randint(rng, 2, 4)), dtype, -1.5, 1.5)
     call = submission.call("nth_derivative", Fn(f), x, n)
     want = oracle.nth_derivative(f, x, n)
-    mistakes = {"first_derivative_only": oracle.nth_derivative(f, x, 1)} if n > 1 else {}
+    mistakes = {"first_derivative_only": oracle.nth_derivative(f, x, 1),
+                "graph_dropped": torch.zeros_like(x, dtype=torch.float64)} if n > 1 else {}
     close(result_tensor(call, returned(call), f"derivative {n}", like=x), want, f"derivative {n}", mistakes=mistakes)
 
 
 @pytest.mark.parametrize("f, n", [("cube", 3), ("cube", 4), ("linear", 1), ("linear", 2), ("constant", 1),
-                                  ("square", 5)])
+                                  ("square", 5), ("learnable_linear", 2)])
 def test_nth_derivative_graph_runs_out(submission, rng, f, n):
-    """Once a derivative has no graph back to x (t ** 3 after three steps, 3 t + 2 after one, a constant f at
-    once), every higher derivative is a zero tensor: return zeros, never raise.
-    一旦某阶导数与 x 之间没有计算图（t ** 3 三次之后、3t + 2 一次之后、常数函数立即），更高阶导数都是全零张量：返回 0，不要报错。"""
+    """Once a derivative has no graph back to x (t ** 3 after four steps, 3 t + 2 after one, a constant f at
+    once), every higher derivative is a zero tensor: return zeros, never raise. A derivative may also require
+    grad through something else than x (f = s * t + 2 with a learnable s): then torch.autograd.grad finds x
+    unused, which allow_unused=True turns into None, hence zeros.
+    一旦某阶导数与 x 之间没有计算图（t ** 3 四次之后、3t + 2 一次之后、常数函数立即），更高阶导数都是全零张量：返回 0，不要报错。
+    导数也可能只通过 x 以外的张量需要梯度（f = s * t + 2，s 可学习）：这时 torch.autograd.grad 发现 x 未被使用，
+    allow_unused=True 会返回 None，也就是全零。"""
     x = draw(rng, (randint(rng, 2, 5),), torch.float64, -2, 2)
     call = submission.call("nth_derivative", Fn(f), x, n)
     close(result_tensor(call, returned(call), f"derivative {n}", like=x), oracle.nth_derivative(f, x, n),
@@ -98,7 +103,8 @@ def test_hvp_random(submission, rng, f, dtype):
     x, v = draw(rng, (n,), dtype), draw(rng, (n,), dtype)
     call = submission.call("hvp", Fn(f), x, v)
     close(result_tensor(call, returned(call), "H @ v", like=x), oracle.hvp(f, x, v), "H @ v",
-          mistakes={"gradient_not_hvp": oracle.gradient(f, x)})
+          mistakes={"gradient_not_hvp": oracle.gradient(f, x),
+                    "hvp_of_sum": oracle.hvp(f, x, torch.ones_like(v))})
 
 
 @pytest.mark.parametrize("f", ["sum_linear", "scalar_constant"])

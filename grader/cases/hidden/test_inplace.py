@@ -85,13 +85,15 @@ def test_shifted_sigmoid_random(submission, rng, dtype):
     """s = torch.sigmoid(x) + shift, out of place (sigmoid saved its output for backward), and
     g = sigmoid(x) (1 - sigmoid(x)).
     s = torch.sigmoid(x) + shift，用非原地运算（sigmoid 为 backward 保存了它的输出），g = sigmoid(x)(1 - sigmoid(x))。"""
-    x = draw(rng, (randint(rng, 1, 3), randint(rng, 1, 5)), dtype, -3, 3)
+    x = draw(rng, (randint(rng, 1, 3), randint(rng, 2, 5)), dtype, -3, 3)  # >= 2 elements: s.mean() != s.sum()
     shift = float(draw(rng, (1,), torch.float64, -2, 2))
     call = submission.call("shifted_sigmoid_and_grad", x, shift)
     s, g = returned(call, tuple, 2)
     sig = torch.sigmoid(x.double())
     close(result_tensor(call, s, "s", like=x), sig + shift, "s", mistakes={"no_shift_in_s": sig})
-    close(result_tensor(call, g, "g", like=x), sig * (1 - sig), "g")
+    close(result_tensor(call, g, "g", like=x), sig * (1 - sig), "g",
+          mistakes={"mean_not_sum": sig * (1 - sig) / x.numel(),
+                    "shifted_saved_output": (sig + shift) * (1 - sig - shift)})
 
 
 def test_shifted_sigmoid_conventions(submission, rng):

@@ -1,0 +1,10 @@
+"""Calls backward on the prediction "to check the graph", which writes into the caller's w.grad."""
+EXERCISE = "frozen_predict"
+MODULE = "extensions.py"
+PUBLIC = "fail"
+
+
+def frozen_predict(w, x):
+    y = x @ w
+    y.sum().backward()
+    return y.detach()

@@ -1,0 +1,9 @@
+"""Calls w.add_(delta) while autograd records, which raises for a leaf that requires grad."""
+EXERCISE = "safe_add_"
+MODULE = "inplace.py"
+PUBLIC = "fail"
+
+
+def safe_add_(w, delta):
+    w.add_(delta)
+    return w

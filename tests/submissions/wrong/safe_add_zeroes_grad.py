@@ -1,0 +1,14 @@
+"""Zeroes w.grad after the update, optimizer-style, although the spec says .grad stays untouched."""
+EXERCISE = "safe_add_"
+MODULE = "inplace.py"
+PUBLIC = "pass"
+
+import torch
+
+
+def safe_add_(w, delta):
+    with torch.no_grad():
+        w.add_(delta)
+    if w.grad is not None:
+        w.grad.zero_()
+    return w
