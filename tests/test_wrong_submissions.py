@@ -10,12 +10,14 @@ later definitions replace the solution's.
 from __future__ import annotations
 
 import ast
+import os
 from pathlib import Path
 
 import pytest
 
 from grader import catalog, results
 from grader.cases.kit import ERROR_HINTS, MISTAKES, mistake_text
+from grader.runner import Options, grade_many
 
 from conftest import SOLUTIONS, SUBMISSIONS, lost, make_submission, public_passed
 
@@ -38,20 +40,18 @@ CORPUS = {p.stem: read_entry(p) for p in sorted(WRONG.glob("*.py"))}
 
 
 @pytest.fixture(scope="module")
-def graded(engine, tmp_path_factory):
-    """Grades a corpus entry once (seed 0, public and hidden tests) and remembers the report."""
-    reports: dict[str, dict] = {}
-
-    def grade(name: str) -> dict:
-        if name not in reports:
-            entry = CORPUS[name]
-            module = entry["MODULE"]
-            source = (SOLUTIONS / module).read_text() + "\n\n" + entry["path"].read_text()
-            folder = make_submission(tmp_path_factory.mktemp(name) / "sub", {module: source})
-            reports[name] = engine.grade(folder, name=name)
-        return reports[name]
-
-    return grade
+def graded(tmp_path_factory):
+    """Grades the whole corpus once (seed 0, public and hidden tests, one engine per CPU) and
+    returns a lookup of the reports by entry name."""
+    base = tmp_path_factory.mktemp("corpus")
+    paths = []
+    for name, entry in CORPUS.items():
+        module = entry["MODULE"]
+        source = (SOLUTIONS / module).read_text() + "\n\n" + entry["path"].read_text()
+        paths.append(str(make_submission(base / "subs" / name, {module: source})))
+    summary = grade_many(paths, base / "out", Options(seed=0), workers=os.cpu_count() or 2)
+    reports = {r["submission"]: r for r in summary.reports}
+    return reports.__getitem__
 
 
 def failures(report: dict, exercise: str, visibility: str | None = None) -> list[str]:
