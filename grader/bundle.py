@@ -20,6 +20,7 @@ import yaml
 PACKAGE_DIR = Path(__file__).resolve().parent
 CHECKOUT = PACKAGE_DIR.parent
 FORBIDDEN_PARTS = ("cases/hidden", "solutions", "tests/", "__pycache__", ".git")
+PACKAGE_SUFFIXES = (".py", ".json", ".yaml", ".ini")
 
 STUDENT_README = """\
 # autograd-lab: the autograd problem set / 自动求导习题
@@ -67,13 +68,21 @@ def bundle_files() -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for path in sorted(exercises.glob("*.py")):
         files[f"exercises/{path.name}"] = path.read_bytes()
-    for path in sorted(PACKAGE_DIR.rglob("*")):
-        rel = path.relative_to(CHECKOUT).as_posix()
-        if path.is_file() and not any(part in rel for part in FORBIDDEN_PARTS) and path.suffix in (".py", ".json", ".yaml", ".ini"):
-            files[rel] = path.read_bytes()
+    files.update(package_files(FORBIDDEN_PARTS))
     files["grader/cases/points.yaml"] = public_points_yaml()
     files["pyproject.toml"] = (CHECKOUT / "pyproject.toml").read_bytes()
     files["README.md"] = STUDENT_README.encode()
+    return files
+
+
+def package_files(exclude: tuple[str, ...]) -> dict[str, bytes]:
+    """The grader package's source and data files (path from the checkout -> content), leaving out
+    every path that contains one of `exclude`."""
+    files = {}
+    for path in sorted(PACKAGE_DIR.rglob("*")):
+        rel = path.relative_to(CHECKOUT).as_posix()
+        if path.is_file() and not any(part in rel for part in exclude) and path.suffix in PACKAGE_SUFFIXES:
+            files[rel] = path.read_bytes()
     return files
 
 
