@@ -69,8 +69,7 @@ GRADING_PROCESS_PAYLOAD = """
 import otter.plugins
 import otter.run.run_autograder.runners.python_runner as runner
 otter.plugins.PluginCollection.run = lambda self, event, *args, **kwargs: []
-_grade = runner.grade_notebook
-def grade_notebook(*args, **kwargs):
+def grade_notebook(*args, _grade=runner.grade_notebook, **kwargs):
     results = _grade(*args, **kwargs)
     for question in results.results.values():
         for case in question.test_case_results:
@@ -125,7 +124,7 @@ def otter_log(marker: str) -> bytes:
 
 
 def hostile(marker: str) -> dict[str, dict]:
-    """Name -> {"base": modules folder, "modules": source to append per module, "extra": zip path -> bytes}."""
+    """Name -> {"base": modules folder, "modules": source to append per module, "extra": zip path -> bytes or None}."""
     payload = GRADING_PROCESS_PAYLOAD.format(marker=marker)
     return {
         # wrong answers for partial_grads, hvp and gd_fit, and torch's comparisons patched on import
@@ -153,6 +152,11 @@ def gd_fit(X, Y, w0, lr, steps):
         # is the unpacked submission
         "hostile_shadow_otter": {"base": SOLUTIONS, "modules": {}, "extra": {
             "otter/__init__.py": f"open({marker!r}, 'w').write('student code ran in the kernel')\n".encode()}},
+        # the solutions, and the one root .py named so that the kernel, started in the unpacked
+        # submission with `python -m ipykernel_launcher`, runs it instead of Jupyter's launcher
+        "hostile_kernel_launcher": {"base": SOLUTIONS, "modules": {}, "extra": {
+            ROOT_FILE: None,
+            "ipykernel_launcher.py": f"open({marker!r}, 'w').write('student code ran as the kernel')\n".encode()}},
     }
 
 
@@ -164,12 +168,13 @@ def modules_of(base: Path, appended: dict[str, str]) -> dict[str, bytes]:
     return modules
 
 
-def write_zip(out: Path, modules: dict[str, bytes], extra: dict[str, bytes] | None = None) -> Path:
-    """The zip `grader submit` makes for these modules, with extra files added or replaced."""
+def write_zip(out: Path, modules: dict[str, bytes], extra: dict[str, bytes | None] | None = None) -> Path:
+    """The zip `grader submit` makes for these modules, with extra files added, replaced or (None) left out."""
     files = {**submission_files(modules), **(extra or {})}
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, data in files.items():
-            zf.writestr(name, data)
+            if data is not None:
+                zf.writestr(name, data)
     return out
 
 
