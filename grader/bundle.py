@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import ast
 import io
+import stat
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -94,11 +96,21 @@ def public_points_yaml() -> bytes:
 
 
 def build_student_bundle(out: Path) -> Path:
+    return write_zip(out, bundle_files())
+
+
+def write_zip(out: Path, files: dict[str, bytes], executable: tuple[str, ...] = (),
+              date_time: tuple[int, ...] | None = None) -> Path:
+    """A zip of these files (path -> content): regular files, 0644 or, if listed in `executable`, 0755."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    date_time = date_time or time.localtime()[:6]
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, data in bundle_files().items():
-            zf.writestr(name, data)
+        for name, data in files.items():
+            info = zipfile.ZipInfo(name, date_time=date_time)
+            info.external_attr = (stat.S_IFREG | (0o755 if name in executable else 0o644)) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, data)
     return out
 
 

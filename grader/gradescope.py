@@ -18,14 +18,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import stat
 import sys
 import time
 import traceback
-import zipfile
 from pathlib import Path
 
-from grader.bundle import CHECKOUT, PACKAGE_DIR, package_files
+from grader.bundle import CHECKOUT, PACKAGE_DIR, package_files, write_zip
 
 TORCH_REQUIREMENT = "torch>=2.5,<2.14"
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -124,18 +122,6 @@ def requirements_txt(autograder_dir: str = DEFAULT_ROOT) -> str:
 
 def grading_config(seed: int, device: str) -> bytes:
     return (json.dumps({"seed": seed, "device": device}, indent=2) + "\n").encode()
-
-
-def write_zip(out: Path, files: dict[str, bytes], executable: tuple[str, ...] = ()) -> Path:
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, data in files.items():
-            info = zipfile.ZipInfo(name, date_time=time.localtime()[:6])
-            info.external_attr = (stat.S_IFREG | (0o755 if name in executable else 0o644)) << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
-            zf.writestr(info, data)
-    return out
 
 
 def build_gradescope_zip(out: Path, seed: int = 0, device: str = "cpu") -> Path:

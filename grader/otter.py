@@ -45,8 +45,9 @@ import zipfile
 from pathlib import Path
 
 from grader import catalog, submission
+from grader.bundle import write_zip
 from grader.gradescope import (CONFIG_FILE, add_grading_options, case_output, requirements_txt, source_files,
-                               student_summary, write_zip)
+                               student_summary)
 from grader.submit import ROOT_FILE, ROOT_FILE_SOURCE
 
 PLUGIN = f"{__name__}.AutogradLabPlugin"

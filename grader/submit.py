@@ -13,12 +13,11 @@ public tests check (see `grader.otter`).
 
 from __future__ import annotations
 
-import stat
 import sys
-import zipfile
 from pathlib import Path
 
 from grader import submission
+from grader.bundle import write_zip
 
 ROOT_FILE = "autograd_lab.py"
 ZIP_DATE = (2020, 1, 1, 0, 0, 0)
@@ -81,14 +80,7 @@ def submission_files(modules: dict[str, bytes]) -> dict[str, bytes]:
 def write_submission(modules: dict[str, bytes], out: Path) -> Path:
     """Write the submission zip atomically and check that it reads back to the same modules."""
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.stem}.tmp.zip")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, data in submission_files(modules).items():
-            info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
-            info.external_attr = (stat.S_IFREG | 0o644) << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
-            zf.writestr(info, data)
+    tmp = write_zip(out.with_name(f".{out.stem}.tmp.zip"), submission_files(modules), date_time=ZIP_DATE)
     back = submission.load(tmp)
     if back.files != modules:
         tmp.unlink()

@@ -179,8 +179,8 @@ def graded(tmp_path_factory, otter_zip, naive_zip) -> Graded:
         g.grader[name] = json.loads((work / "grades" / f"{name}.json").read_text())
     for name in SUBMISSIONS:
         naive = g.naive.get(name)
-        plain = (f"; plain otter {sum(naive.scores.values()):g}/15 on {'+'.join(NAIVE_BODIES)}" if naive and naive.scores
-                 else "; plain otter crashed" if naive else "")
+        plain = ("" if naive is None else f"; plain otter {sum(naive.scores.values()):g}/15 on {'+'.join(NAIVE_BODIES)}"
+                 if naive.scores else "; plain otter: Autograder Failed" if naive.results else "; plain otter crashed")
         OTTER_RUNS.append((f"{name}: otter {sum(g.ours[name].scores.values()):g} / grader grade "
                            f"{g.grader[name]['score']:g}{plain}", g.ours[name].seconds))
     return g
