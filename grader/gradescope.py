@@ -177,10 +177,11 @@ def submission_path(folder: Path) -> Path:
 
 
 def secret_paths(root: Path) -> list[str]:
-    """What a worker must not see beyond the engine's own list: the submission as uploaded, the
-    results, and the run's configuration (its seed). The package it imports stays visible."""
+    """What a worker must not see beyond the engine's own list, in an autograder folder (ours or
+    otter's): the submission as uploaded, the results, the run's configuration (its seed) and the
+    students' names. The package it imports stays visible."""
     return [str(root / "submission"), str(root / "results"), str(root / "source" / CONFIG_FILE),
-            str(root / "submission_metadata.json")]
+            str(root / "source" / "otter_config.json"), str(root / "submission_metadata.json")]
 
 
 def grade(sub, seed: int, device: str, secrets: list[str], name: str = "submission") -> dict:

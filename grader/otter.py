@@ -44,10 +44,9 @@ import traceback
 import zipfile
 from pathlib import Path
 
-from grader import catalog, submission
+from grader import catalog, gradescope, submission
 from grader.bundle import write_zip
-from grader.gradescope import (CONFIG_FILE, add_grading_options, case_output, requirements_txt, source_files,
-                               student_summary)
+from grader.gradescope import add_grading_options, case_output, requirements_txt, source_files, student_summary
 from grader.submit import ROOT_FILE, ROOT_FILE_SOURCE
 
 PLUGIN = f"{__name__}.AutogradLabPlugin"
@@ -269,7 +268,6 @@ class PluginLogic:
 
     # -- after otter's kernel is done ------------------------------------------------------
     def after_grading(self, results) -> None:
-        from grader import gradescope
         from grader.runner import Options, failure_report
 
         config = self.plugin_config or {}
@@ -278,7 +276,8 @@ class PluginLogic:
             if self.snapshot is None:
                 raise RuntimeError("the plugin's before_grading did not run, so nothing was read to grade")
             gradescope.protect_hidden_tests(self.autograder_dir)
-            self.report = gradescope.grade(self.snapshot, seed=seed, device=device, secrets=self._secrets())
+            self.report = gradescope.grade(self.snapshot, seed=seed, device=device,
+                                           secrets=gradescope.secret_paths(self.autograder_dir))
         except Exception:
             self.report = failure_report("submission", Options(seed=seed), "internal grader error:\n"
                                          + traceback.format_exc()[-3000:])
@@ -288,11 +287,6 @@ class PluginLogic:
             results.update_score(exercise["name"], exercise["score"])
         results.set_output(student_summary(self.report))
         results.set_plugin_data(PLUGIN, self.report)
-
-    def _secrets(self) -> list[str]:
-        ag = self.autograder_dir or Path(self.submission_path).parent.parent
-        return [str(ag / "submission"), str(ag / "results"), str(ag / "source" / "otter_config.json"),
-                str(ag / "source" / CONFIG_FILE), str(ag / "submission_metadata.json")]
 
     def generate_report(self) -> str:
         import grader

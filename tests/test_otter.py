@@ -325,3 +325,20 @@ def test_notebook_check_in_a_students_notebook(check_files, tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)
     result = otter.Notebook(tests_dir="otter-tests").check("hvp")
     assert result.passed_all == passes
+
+
+def test_a_plugin_that_could_not_grade_gives_every_question_zero(tmp_path):
+    """after_grading without the snapshot of before_grading (or with the engine failing): zeros, never
+    what otter's kernel produced."""
+    require_otter()
+    from otter.test_files import GradingResults
+
+    from grader.otter import AutogradLabPlugin
+
+    results = GradingResults.without_results(RuntimeError("the kernel died"))
+    AutogradLabPlugin(str(tmp_path / "submission" / "autograd_lab.py"), {}, {"seed": 0}).after_grading(results)
+    cat = catalog.load()
+    assert not results.has_catastrophic_failure()
+    assert {n: r.score for n, r in results.results.items()} == {e.name: 0 for e in cat.exercises}
+    assert results.possible == cat.max_score() == 100
+    assert "before_grading did not run" in results.summary()
