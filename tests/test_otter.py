@@ -127,12 +127,17 @@ class Graded:
     markers: dict[tuple[str, str], Path] = field(default_factory=dict)
 
 
+def export(tmp_path_factory, kind: str) -> Path:
+    """`grader export KIND`, as the instructor runs it."""
+    require_otter()
+    out = tmp_path_factory.mktemp(f"export-{kind}") / f"{kind}.zip"
+    python("-m", "grader", "export", kind, "--out", str(out))
+    return out
+
+
 @pytest.fixture(scope="session")
 def otter_zip(tmp_path_factory) -> Path:
-    require_otter()
-    out = tmp_path_factory.mktemp("otter-export") / "autograder.zip"
-    python("-m", "grader", "export", "otter", "--out", str(out))
-    return out
+    return export(tmp_path_factory, "otter")
 
 
 @pytest.fixture(scope="session")
@@ -278,19 +283,22 @@ def test_the_zip_is_otters_with_one_question_per_exercise_and_the_plugin(otter_z
 
 @pytest.fixture(scope="session")
 def check_files(tmp_path_factory) -> Path:
-    require_otter()
-    out = tmp_path_factory.mktemp("otter-check") / "otter-check.zip"
-    python("-m", "grader", "export", "otter-check", "--out", str(out))
-    return out
+    return export(tmp_path_factory, "otter-check")
 
 
-def otter_check(check_files: Path, modules: dict[str, bytes], work: Path) -> dict[str, bool]:
-    """Pass/fail per exercise from the real `otter check`, run as a student would."""
+def student_folder(check_files: Path, modules: dict[str, bytes], work: Path) -> Path:
+    """A student's folder: exercises/ with these modules, and otter-check.zip unpacked beside it."""
     with zipfile.ZipFile(check_files) as zf:
         zf.extractall(work)
     (work / "exercises").mkdir()
     for module, source in modules.items():
         (work / "exercises" / module).write_bytes(source)
+    return work
+
+
+def otter_check(check_files: Path, modules: dict[str, bytes], work: Path) -> dict[str, bool]:
+    """Pass/fail per exercise from the real `otter check`, run as a student would."""
+    student_folder(check_files, modules, work)
     done = subprocess.run(["otter", "check", "autograd_lab.py", "-t", "otter-tests"], cwd=work, env=ENV,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -317,12 +325,7 @@ def test_notebook_check_in_a_students_notebook(check_files, tmp_path, monkeypatc
     """`otter.Notebook(tests_dir="otter-tests").check("hvp")`, as a cell of a notebook next to exercises/ runs it."""
     import otter
 
-    with zipfile.ZipFile(check_files) as zf:
-        zf.extractall(tmp_path)
-    (tmp_path / "exercises").mkdir()
-    for module, source in modules_of(SOLUTIONS, WRONG.get(name, {})).items():
-        (tmp_path / "exercises" / module).write_bytes(source)
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(student_folder(check_files, modules_of(SOLUTIONS, WRONG.get(name, {})), tmp_path))
     result = otter.Notebook(tests_dir="otter-tests").check("hvp")
     assert result.passed_all == passes
 
