@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import ast
 import io
+import stat
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -20,6 +22,7 @@ import yaml
 PACKAGE_DIR = Path(__file__).resolve().parent
 CHECKOUT = PACKAGE_DIR.parent
 FORBIDDEN_PARTS = ("cases/hidden", "solutions", "tests/", "__pycache__", ".git")
+PACKAGE_SUFFIXES = (".py", ".json", ".yaml", ".ini")
 
 STUDENT_README = """\
 # autograd-lab: the autograd problem set / 自动求导习题
@@ -67,13 +70,21 @@ def bundle_files() -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for path in sorted(exercises.glob("*.py")):
         files[f"exercises/{path.name}"] = path.read_bytes()
-    for path in sorted(PACKAGE_DIR.rglob("*")):
-        rel = path.relative_to(CHECKOUT).as_posix()
-        if path.is_file() and not any(part in rel for part in FORBIDDEN_PARTS) and path.suffix in (".py", ".json", ".yaml", ".ini"):
-            files[rel] = path.read_bytes()
+    files.update(package_files(FORBIDDEN_PARTS))
     files["grader/cases/points.yaml"] = public_points_yaml()
     files["pyproject.toml"] = (CHECKOUT / "pyproject.toml").read_bytes()
     files["README.md"] = STUDENT_README.encode()
+    return files
+
+
+def package_files(exclude: tuple[str, ...]) -> dict[str, bytes]:
+    """The grader package's source and data files (path from the checkout -> content), leaving out
+    every path that contains one of `exclude`."""
+    files = {}
+    for path in sorted(PACKAGE_DIR.rglob("*")):
+        rel = path.relative_to(CHECKOUT).as_posix()
+        if path.is_file() and not any(part in rel for part in exclude) and path.suffix in PACKAGE_SUFFIXES:
+            files[rel] = path.read_bytes()
     return files
 
 
@@ -85,11 +96,21 @@ def public_points_yaml() -> bytes:
 
 
 def build_student_bundle(out: Path) -> Path:
+    return write_zip(out, bundle_files())
+
+
+def write_zip(out: Path, files: dict[str, bytes], executable: tuple[str, ...] = (),
+              date_time: tuple[int, ...] | None = None) -> Path:
+    """A zip of these files (path -> content): regular files, 0644 or, if listed in `executable`, 0755."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    date_time = date_time or time.localtime()[:6]
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, data in bundle_files().items():
-            zf.writestr(name, data)
+        for name, data in files.items():
+            info = zipfile.ZipInfo(name, date_time=date_time)
+            info.external_attr = (stat.S_IFREG | (0o755 if name in executable else 0o644)) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, data)
     return out
 
 

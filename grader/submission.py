@@ -70,22 +70,22 @@ def load(path: str | os.PathLike) -> Submission:
 
 
 def _load_folder(folder: Path, sub: Submission) -> None:
-    prefix = next((p for p in PREFIXES if any((folder / p / m).exists() or (folder / p / m).is_symlink()
-                                                for m in MODULE_FILES)), "")
-    for module in MODULE_FILES:
-        path = folder / prefix / module
-        try:
-            info = os.lstat(path)
-        except FileNotFoundError:
+    tops = [c.name for c in folder.iterdir() if c.is_dir() and not c.is_symlink()]
+    located = locate_modules(lambda rel: os.path.lexists(folder / rel), tops)
+    for module, rel in located.items():
+        path = folder / rel
+        if any((folder / parent).is_symlink() for parent in PurePosixPath(rel).parents if str(parent) != "."):
+            sub.problems.append(f"{rel} lies under a symbolic link: rejected")
             continue
+        info = os.lstat(path)
         if stat.S_ISLNK(info.st_mode):
-            sub.problems.append(f"{prefix}{module} is a symbolic link: rejected")
+            sub.problems.append(f"{rel} is a symbolic link: rejected")
             continue
         if not stat.S_ISREG(info.st_mode):
-            sub.problems.append(f"{prefix}{module} is not a regular file: rejected")
+            sub.problems.append(f"{rel} is not a regular file: rejected")
             continue
         if info.st_size > MAX_MODULE_BYTES:
-            sub.problems.append(f"{prefix}{module} is larger than {MAX_MODULE_BYTES // 1024} KiB: rejected")
+            sub.problems.append(f"{rel} is larger than {MAX_MODULE_BYTES // 1024} KiB: rejected")
             continue
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         with os.fdopen(fd, "rb") as f:
@@ -104,12 +104,10 @@ def _load_zip(path: Path, sub: Submission) -> None:
                 sub.problems.append(f"archive member {info.filename!r} rejected: {problem}")
             else:
                 safe[_normal(info.filename)] = info
-        root = _archive_root(safe)
+        tops = {name.split("/", 1)[0] for name in safe if "/" in name}
         budget = MAX_ZIP_TOTAL_BYTES
-        for module in MODULE_FILES:
-            info = next((safe[root + p + module] for p in PREFIXES if root + p + module in safe), None)
-            if info is None:
-                continue
+        for module, rel in locate_modules(lambda rel: rel in safe, tops).items():
+            info = safe[rel]
             if info.file_size > MAX_MODULE_BYTES:
                 sub.problems.append(f"archive member {info.filename!r} rejected: larger than {MAX_MODULE_BYTES // 1024} KiB")
                 continue
@@ -130,10 +128,10 @@ def _unsafe_member(info: zipfile.ZipInfo) -> str | None:
         return "absolute path"
     if ".." in PurePosixPath(name).parts:
         return "'..' in the path"
-    mode = (info.external_attr >> 16) & 0xFFFF
-    if mode and stat.S_ISLNK(mode):
+    kind = stat.S_IFMT((info.external_attr >> 16) & 0xFFFF)  # 0: no Unix file type recorded, a plain file
+    if kind == stat.S_IFLNK:
         return "symbolic link"
-    if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+    if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
         return "device, pipe or other special file"
     return None
 
@@ -142,14 +140,21 @@ def _normal(name: str) -> str:
     return str(PurePosixPath(name)) + ("/" if name.endswith("/") else "")
 
 
-def _archive_root(members: dict[str, zipfile.ZipInfo]) -> str:
-    """Accept a zip whose modules sit inside one top folder (as zipping a folder makes)."""
-    for prefix in PREFIXES:
-        if any(prefix + m in members for m in MODULE_FILES):
-            return ""
-    tops = {name.split("/", 1)[0] for name in members if "/" in name}
-    for top in sorted(tops):
-        for prefix in PREFIXES:
-            if any(f"{top}/{prefix}{m}" in members for m in MODULE_FILES):
-                return top + "/"
-    return ""
+def locate_modules(exists, tops) -> dict[str, str]:
+    """Module file -> its path in the submission, by the same rule for folders and zips.
+
+    `exists(relative_path)` says whether the submission holds that path; `tops` are its top-level
+    folders. The modules sit at the root or in `exercises/`; failing both, inside the first top
+    folder (sorted) that holds them that way, as zipping a folder makes. Each module is taken from
+    the first of those places that has it, so an extracted zip grades exactly like the zip itself.
+    """
+    def holds(root: str) -> bool:
+        return any(exists(root + p + m) for p in PREFIXES for m in MODULE_FILES)
+
+    root = "" if holds("") else next((t + "/" for t in sorted(tops) if holds(t + "/")), "")
+    located = {}
+    for module in MODULE_FILES:
+        rel = next((root + p + module for p in PREFIXES if exists(root + p + module)), None)
+        if rel is not None:
+            located[module] = rel
+    return located

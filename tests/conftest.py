@@ -13,6 +13,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
 STUBS = ROOT / "exercises"
 SUBMISSIONS = ROOT / "tests" / "submissions"
+OTTER_RUNS: list[tuple[str, float]] = []  # (what ran, wall seconds) of otter runs, shown after the tests
+
+
+def pytest_terminal_summary(terminalreporter):
+    if OTTER_RUNS:
+        terminalreporter.section("otter runs: wall time")
+        for what, seconds in OTTER_RUNS:
+            terminalreporter.write_line(f"{seconds:6.1f} s  {what}")
 
 
 @pytest.fixture(scope="session")

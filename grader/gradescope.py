@@ -1,0 +1,285 @@
+"""`grader export gradescope`, and the grading run inside Gradescope, without otter.
+
+It owns the Gradescope autograder zip (`setup.sh`, `run_autograder`, the package source under
+`autograd_lab/`, `requirements.txt` with a CPU torch, `autograd_lab.json` with the seed and
+device) and `run(root)`, which `run_autograder` calls: it grades `ROOT/submission` with the
+sandboxed engine and writes `ROOT/results/results.json` per Gradescope's specification, one test
+entry per test case. Hidden cases are `after_published`, named and with their hint, never their
+inputs. A results.json is written whatever happens: a grading crash gives every case 0 with the
+reason, and `run_autograder` writes one itself if Python cannot start. ROOT is `/autograder` on
+Gradescope; `--root` or `AUTOGRADER_ROOT` points it elsewhere (the tests use a temporary folder).
+
+Also shared with `grader.otter`: the package source the instructor zips carry, their pinned CPU
+torch, and where the engine must not let a worker look.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from grader.bundle import CHECKOUT, PACKAGE_DIR, package_files, write_zip
+
+TORCH_REQUIREMENT = "torch>=2.5,<2.14"
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+SOURCE_DIR = "autograd_lab"  # the package source's folder in the instructor zips
+CONFIG_FILE = "autograd_lab.json"
+DEFAULT_ROOT = "/autograder"
+
+SOURCE_README = """\
+# autograd-lab (grader package, instructor copy)
+
+The grader package with its public and hidden test cases, shipped inside an autograder zip made by
+`grader export gradescope` or `grader export otter`. Not for students: it holds the hidden tests.
+"""
+
+SETUP_SH = f"""\
+#!/usr/bin/env bash
+# autograd-lab: builds the Gradescope image (runs once, as root, with network access).
+# A CPU-only torch from PyTorch's index, then this package from the source the zip carries.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+apt-get update
+apt-get install -y --no-install-recommends python3 python3-venv python3-pip
+python3 -m venv /autograder/venv
+/autograder/venv/bin/pip install --upgrade pip
+/autograder/venv/bin/pip install "{TORCH_REQUIREMENT}" --index-url {TORCH_CPU_INDEX}
+/autograder/venv/bin/pip install -r /autograder/source/requirements.txt
+# Workers run student code as an unprivileged user; where Gradescope allows no namespaces to hide
+# the hidden tests from them, file permissions do.
+chmod -R go-rwx /autograder/source/{SOURCE_DIR}/grader/cases/hidden
+"""
+
+RUN_AUTOGRADER = f"""\
+#!/usr/bin/env bash
+# autograd-lab: Gradescope runs this for every submission, as root, in /autograder. It grades
+# submission/ with autograd-lab's sandboxed engine and writes results/results.json. Should Python
+# fail to start or die, it writes a zero-score results.json itself: there is always one.
+# AUTOGRADER_ROOT replaces /autograder (tests); AUTOGRAD_LAB_PYTHON the Python that grades.
+root="${{AUTOGRADER_ROOT:-{DEFAULT_ROOT}}}"
+python="${{AUTOGRAD_LAB_PYTHON:-$root/venv/bin/python}}"
+[ -x "$python" ] || python=python3
+results="$root/results/results.json"
+mkdir -p "$root/results"
+rm -f "$results"
+cd "$root" || exit 1
+"$python" -I -c 'import sys; sys.path.insert(0, sys.argv[1]); from grader.gradescope import main; sys.exit(main(sys.argv[2:]))' \\
+    "$root/source/{SOURCE_DIR}" --root "$root"
+status=$?
+if [ ! -s "$results" ]; then
+    cat > "$results" <<EOF
+{{"score": 0, "execution_time": 0, "output": "The autograder could not run (exit status $status). This is not a problem with your submission: please tell your instructor.", "stdout_visibility": "hidden", "tests": []}}
+EOF
+fi
+exit 0
+"""
+
+
+# ============================================================================= export
+
+def register(commands, exports) -> None:
+    p = exports.add_parser("gradescope", help="a Gradescope autograder zip that runs the sandboxed engine, without otter")
+    p.add_argument("--out", required=True, type=Path, help="the .zip to write")
+    add_grading_options(p)
+    p.set_defaults(func=cmd_export_gradescope)
+
+
+def add_grading_options(p) -> None:
+    p.add_argument("--seed", type=int, default=0, help="seed of the hidden tests' random inputs (default 0, as grader grade)")
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"],
+                   help="where student code runs its tensors when grading (default: cpu)")
+
+
+def cmd_export_gradescope(args) -> int:
+    out = build_gradescope_zip(args.out, seed=args.seed, device=args.device)
+    print(f"wrote {out}: upload it as the autograder of a Gradescope programming assignment; "
+          f"students submit the zip that `grader submit` makes")
+    return 0
+
+
+def source_files() -> dict[str, bytes]:
+    """The package source an instructor zip carries, under autograd_lab/: with the hidden tests."""
+    pyproject = CHECKOUT / "pyproject.toml"
+    if not pyproject.is_file():
+        raise SystemExit(f"no pyproject.toml next to the grader package ({pyproject}): export from a source checkout")
+    files = {f"{SOURCE_DIR}/{rel}": data for rel, data in package_files(("__pycache__",)).items()}
+    files[f"{SOURCE_DIR}/pyproject.toml"] = pyproject.read_bytes()
+    files[f"{SOURCE_DIR}/README.md"] = SOURCE_README.encode()
+    return files
+
+
+def requirements_txt(autograder_dir: str = DEFAULT_ROOT) -> str:
+    """A CPU torch and this package, installed from the source in the zip."""
+    return (f"--extra-index-url {TORCH_CPU_INDEX}\n"
+            f"{TORCH_REQUIREMENT}\n"
+            f"-e {autograder_dir}/source/{SOURCE_DIR}\n")
+
+
+def grading_config(seed: int, device: str) -> bytes:
+    return (json.dumps({"seed": seed, "device": device}, indent=2) + "\n").encode()
+
+
+def build_gradescope_zip(out: Path, seed: int = 0, device: str = "cpu") -> Path:
+    files = {
+        "setup.sh": SETUP_SH.encode(),
+        "run_autograder": RUN_AUTOGRADER.encode(),
+        "requirements.txt": requirements_txt().encode(),
+        CONFIG_FILE: grading_config(seed, device),
+        **source_files(),
+    }
+    return write_zip(out, files, executable=("setup.sh", "run_autograder"))
+
+
+# ============================================================================= the run
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="grader.gradescope", description="grade ROOT/submission for Gradescope")
+    parser.add_argument("--root", type=Path, default=Path(os.environ.get("AUTOGRADER_ROOT", DEFAULT_ROOT)),
+                        help=f"the autograder folder (default: $AUTOGRADER_ROOT or {DEFAULT_ROOT})")
+    run(parser.parse_args(argv).root)
+    return 0
+
+
+def run(root: Path) -> dict:
+    """Grade ROOT/submission and write ROOT/results/results.json; returns what was written."""
+    from grader.results import write_atomic
+    from grader.submission import load
+
+    root = Path(root)
+    start = time.monotonic()
+    try:
+        config = json.loads((root / "source" / CONFIG_FILE).read_text(encoding="utf-8"))
+        protect_hidden_tests(root)
+        sub = load(submission_path(root / "submission"))
+        report = grade(sub, seed=config.get("seed", 0), device=config.get("device", "cpu"),
+                       secrets=secret_paths(root))
+        results = gradescope_results(report, time.monotonic() - start)
+    except Exception:
+        results = crash_results(traceback.format_exc(), time.monotonic() - start)
+    write_atomic(root / "results" / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    print(results.get("output", ""))
+    return results
+
+
+def submission_path(folder: Path) -> Path:
+    """The submission folder, or the one zip in it when it holds no modules (an upload not unpacked)."""
+    from grader.submission import load
+
+    zips = sorted(p for p in folder.glob("*.zip") if p.is_file() and not p.is_symlink())
+    if len(zips) == 1 and not load(folder).files:
+        return zips[0]
+    return folder
+
+
+def secret_paths(root: Path) -> list[str]:
+    """What a worker must not see beyond the engine's own list, in an autograder folder (ours or
+    otter's): the submission as uploaded, the results, the run's configuration (its seed) and the
+    students' names. The package it imports stays visible."""
+    return [str(root / "submission"), str(root / "results"), str(root / "source" / CONFIG_FILE),
+            str(root / "source" / "otter_config.json"), str(root / "submission_metadata.json")]
+
+
+def grade(sub, seed: int, device: str, secrets: list[str], name: str = "submission") -> dict:
+    """One loaded submission through the engine, public and hidden tests: the score file that
+    `grader grade` writes. A crash of the grader itself gives the complete score file of zeros
+    that `grader grade` gives."""
+    from grader.runner import Engine, Options, failure_report, resolve_device
+
+    sub.name = name
+    options = Options(device=resolve_device(device), seed=seed, folders=("public", "hidden"),
+                      extra_hidden=secrets)
+    engine = None
+    try:
+        engine = Engine(options, slot=os.getpid() % 4000)
+        return engine.grade_loaded(sub)
+    except Exception:
+        return failure_report(name, options, "internal grader error:\n" + traceback.format_exc()[-3000:])
+    finally:
+        if engine is not None:
+            engine.close()
+
+
+def protect_hidden_tests(root: Path) -> None:
+    """Where no namespace hides them (a container that forbids unshare), the hidden tests are kept
+    from the unprivileged worker user by their permissions: for the package copy under ROOT, the
+    one the zip carries, never an instructor's own installation."""
+    hidden = PACKAGE_DIR / "cases" / "hidden"
+    if hidden.resolve().is_relative_to(Path(root).resolve()):
+        os.chmod(hidden, 0o700)
+
+
+# ============================================================================= results.json
+
+def gradescope_results(report: dict, execution_time: float) -> dict:
+    """A score file as Gradescope's results.json: one test entry per test case."""
+    tests = []
+    for i, exercise in enumerate(report["exercises"], 1):
+        for j, test in enumerate(exercise["tests"], 1):
+            hidden = test["visibility"] == "hidden"
+            tests.append({
+                "name": f"{exercise['name']}: {test['name']}",
+                "number": f"{i}.{j}",
+                "score": test["score"],
+                "max_score": test["max_score"],
+                "status": "passed" if test["status"] == "passed" else "failed",
+                "visibility": "after_published" if hidden else "visible",
+                "output": case_output(test),
+                "tags": [exercise["module"], exercise["name"]],
+            })
+    return {
+        "score": report["score"],
+        "execution_time": round(execution_time, 3),
+        "output": student_summary(report),
+        "output_format": "text",
+        "test_output_format": "text",
+        "stdout_visibility": "hidden",
+        "tests": tests,
+        "extra_data": {"autograd_lab": {
+            key: report[key] for key in ("max_score", "device", "torch_version", "grader_version", "seed",
+                                         "source_sha256", "submission_errors", "sandbox") if key in report}},
+    }
+
+
+def student_summary(report: dict) -> str:
+    """What a student may read before grades are published: public results and submission problems."""
+    public = [t for e in report["exercises"] for t in e["tests"] if t["visibility"] == "visible"]
+    passed = sum(t["status"] == "passed" for t in public)
+    lines = [f"autograd-lab: {passed} of {len(public)} public tests passed. Hidden tests, with other inputs, "
+             f"show when grades are published.",
+             f"公开测试通过 {passed}/{len(public)}；隐藏测试的结果在成绩发布后显示。"]
+    return "\n".join(lines + [f"! {problem}" for problem in report.get("submission_errors", [])])
+
+
+def case_output(test: dict) -> str:
+    """Status, the engine's message and the hint. A hidden test's message never holds its inputs
+    or values (the engine's rule); the hint is the test's docstring."""
+    parts = [test["status"]]
+    if test.get("message"):
+        parts.append(test["message"])
+    if test.get("hint"):
+        parts.append("checks: " + test["hint"])
+    return "\n".join(parts)
+
+
+def crash_results(trace: str, execution_time: float) -> dict:
+    """When not even a score file of zeros could be made: a score of 0 and one visible failure."""
+    return {
+        "score": 0,
+        "execution_time": round(execution_time, 3),
+        "output": "The autograder failed while grading. This is not a problem with your submission: "
+                  "please tell your instructor.",
+        "stdout_visibility": "hidden",
+        "tests": [{"name": "autograder error", "score": 0, "max_score": 0, "status": "failed",
+                   "visibility": "visible", "output": "The autograder failed; your instructor has the details."},
+                  {"name": "autograder error (details)", "status": "failed", "visibility": "hidden",
+                   "output": trace[-5000:]}],
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())

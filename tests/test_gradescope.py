@@ -1,0 +1,156 @@
+"""`grader export gradescope`: the zip, and its run_autograder run against a temporary root laid out
+like Gradescope's /autograder. Every results.json is checked against the JSON Schema of Gradescope's
+specification (tests/schemas/, a draft: Gradescope publishes none)."""
+
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from grader import gradescope
+from grader.cli import main
+from grader.submit import write_submission
+
+from conftest import SOLUTIONS, scores
+from sample_submissions import wrong_zip
+
+SCHEMA = json.loads((Path(__file__).parent / "schemas" / "gradescope_results.schema.json").read_text())
+
+
+def valid(results: dict) -> dict:
+    jsonschema.Draft202012Validator(SCHEMA).validate(results)
+    return results
+
+
+@pytest.fixture(scope="module")
+def autograder_zip(tmp_path_factory):
+    out = tmp_path_factory.mktemp("export") / "gradescope.zip"
+    assert main(["export", "gradescope", "--out", str(out)]) == 0
+    return out
+
+
+def make_root(tmp_path, autograder_zip, submission_zip, unpack=True):
+    """A folder laid out like /autograder after Gradescope has built the image and received a submission."""
+    root = tmp_path / "autograder"
+    for sub in ("source", "submission", "results"):
+        (root / sub).mkdir(parents=True)
+    with zipfile.ZipFile(autograder_zip) as zf:
+        zf.extractall(root / "source")
+    shutil.copy(root / "source" / "run_autograder", root / "run_autograder")
+    (root / "submission_metadata.json").write_text("{}")
+    if unpack:
+        with zipfile.ZipFile(submission_zip) as zf:
+            zf.extractall(root / "submission")
+    else:
+        shutil.copy(submission_zip, root / "submission")
+    return root
+
+
+def run_autograder(root: Path, python: str = sys.executable) -> dict:
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRAD_LAB_PYTHON": python}
+    env.pop("PYTHONPATH", None)  # the run must import the package the zip carries, nothing else
+    done = subprocess.run(["bash", str(root / "run_autograder")], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+def test_the_zip_holds_setup_run_autograder_a_cpu_torch_and_the_package(autograder_zip):
+    with zipfile.ZipFile(autograder_zip) as zf:
+        names = set(zf.namelist())
+        modes = {i.filename: i.external_attr >> 16 for i in zf.infolist()}
+        setup = zf.read("setup.sh").decode()
+        requirements = zf.read("requirements.txt").decode()
+        config = json.loads(zf.read(gradescope.CONFIG_FILE))
+    assert {"setup.sh", "run_autograder", "requirements.txt", gradescope.CONFIG_FILE} <= names
+    assert all(modes[n] & stat.S_IXUSR for n in ("setup.sh", "run_autograder"))
+    assert f'"{gradescope.TORCH_REQUIREMENT}" --index-url {gradescope.TORCH_CPU_INDEX}' in setup
+    assert requirements.splitlines() == [f"--extra-index-url {gradescope.TORCH_CPU_INDEX}", gradescope.TORCH_REQUIREMENT,
+                                         "-e /autograder/source/autograd_lab"]
+    assert config == {"seed": 0, "device": "cpu"}
+    package = {n for n in names if n.startswith("autograd_lab/")}
+    assert {"autograd_lab/pyproject.toml", "autograd_lab/grader/cases/hidden/test_grad.py",
+            "autograd_lab/grader/gradescope.py"} <= package
+    assert not [n for n in names if "__pycache__" in n or "solutions/" in n or n.startswith("autograd_lab/tests/")]
+
+
+def test_run_autograder_gives_the_reference_full_marks(tmp_path, autograder_zip, engine):
+    sub = write_submission({p.name: p.read_bytes() for p in SOLUTIONS.glob("*.py")}, tmp_path / "ref.zip")
+    root = make_root(tmp_path, autograder_zip, sub)
+    results = valid(run_autograder(root))
+    report = engine.grade(sub)
+    hidden_tests = root / "source" / "autograd_lab" / "grader" / "cases" / "hidden"
+    assert stat.S_IMODE(hidden_tests.stat().st_mode) == 0o700, "the zip's hidden tests are closed to other users"
+    assert results["score"] == report["score"] == 100
+    assert len(results["tests"]) == sum(len(e["tests"]) for e in report["exercises"])
+    assert {t["status"] for t in results["tests"]} == {"passed"}
+    assert isinstance(results["execution_time"], float) and results["execution_time"] > 0
+    assert results["extra_data"]["autograd_lab"]["sandbox"]["backend"] == report["sandbox"]["backend"]
+
+
+def test_results_match_grader_grade_test_by_test_and_hide_hidden_inputs(tmp_path, autograder_zip, engine):
+    sub = wrong_zip("wrong_hvp", tmp_path / "wrong_hvp.zip")
+    results = valid(run_autograder(make_root(tmp_path, autograder_zip, sub)))
+    report = engine.grade(sub)
+    expected = [(f"{e['name']}: {t['name']}", t["score"], t["max_score"], t["status"] == "passed")
+                for e in report["exercises"] for t in e["tests"]]
+    got = [(t["name"], t["score"], t["max_score"], t["status"] == "passed") for t in results["tests"]]
+    assert got == expected
+    assert results["score"] == report["score"] == 100 - 5 + scores(report)["hvp"]
+    hidden = [t for t in results["tests"] if t["name"].startswith("hvp: ") and "random" in t["name"]]
+    assert hidden and all(t["visibility"] == "after_published" and t["status"] == "failed" for t in hidden)
+    for t in hidden:
+        assert "checks: " in t["output"], "a failed hidden test shows its hint"
+        assert re.search(r"-?\d+\.\d", t["output"]) is None, t["output"]
+    public = [t for t in results["tests"] if t["name"] == "hvp: test_hvp_small"]
+    assert public[0]["visibility"] == "visible" and "got [" in public[0]["output"]
+    assert "18 of 19 public tests passed" in results["output"]
+
+
+def test_an_upload_left_zipped_is_graded(tmp_path, autograder_zip, engine):
+    sub = wrong_zip("wrong_grads_per_step", tmp_path / "upload.zip")
+    results = valid(run_autograder(make_root(tmp_path, autograder_zip, sub, unpack=False)))
+    assert results["score"] == engine.grade(sub)["score"] < 100
+
+
+def test_a_results_json_is_written_when_python_cannot_run(tmp_path, autograder_zip):
+    sub = wrong_zip("wrong_hvp", tmp_path / "sub.zip")
+    root = make_root(tmp_path, autograder_zip, sub)
+    (root / "results" / "results.json").write_text('{"score": 100}')  # stale, or planted: never kept
+    results = valid(run_autograder(root, python="/bin/false"))
+    assert results["score"] == 0 and results["tests"] == []
+    assert "could not run" in results["output"]
+
+
+@pytest.mark.parametrize("where", ["engine", "everything"])
+def test_a_results_json_is_written_when_grading_crashes(tmp_path, autograder_zip, monkeypatch, where):
+    root = make_root(tmp_path, autograder_zip, wrong_zip("wrong_hvp", tmp_path / "sub.zip"))
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    if where == "engine":
+        from grader.runner import Engine
+        monkeypatch.setattr(Engine, "grade_loaded", boom)
+    else:
+        monkeypatch.setattr(gradescope, "grade", boom)
+    checkout_hidden = gradescope.PACKAGE_DIR / "cases" / "hidden"
+    mode = checkout_hidden.stat().st_mode
+    gradescope.run(root)
+    assert checkout_hidden.stat().st_mode == mode, "only the package copy under the root is chmodded"
+    results = valid(json.loads((root / "results" / "results.json").read_text()))
+    assert results["score"] == 0
+    assert all(t["score"] == 0 for t in results["tests"] if "score" in t)
+    if where == "engine":  # the complete score file of zeros that grader grade writes, test by test
+        assert len(results["tests"]) > 19 and all("internal grader error" in t["output"] for t in results["tests"])
+    else:
+        assert [t["visibility"] for t in results["tests"]] == ["visible", "hidden"]
+        assert "boom" in results["tests"][1]["output"] and "boom" not in results["tests"][0]["output"]
+
