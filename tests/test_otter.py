@@ -174,7 +174,7 @@ def graded(tmp_path_factory, otter_zip, naive_zip) -> Graded:
     # one run alone, for its wall time; then the rest side by side
     g.ours["reference"] = otter_run(otter_zip, g.zips["reference"], work / "ours" / "reference")
     OTTER_RUNS.append(("otter run, reference submission, our zip", g.ours["reference"].seconds))
-    with ThreadPoolExecutor(max_workers=max(1, min(4, (os.cpu_count() or 2) // 2))) as pool:
+    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 2)) as pool:
         ours = {n: pool.submit(otter_run, otter_zip, z, work / "ours" / n) for n, z in g.zips.items() if n != "reference"}
         naive = {n: pool.submit(otter_run, naive_zip, z, work / "naive" / n, check=False) for n, z in naive_zips.items()}
         python("-m", "grader", "grade", *map(str, g.zips.values()), "--out", str(work / "grades"), "--workers", "2")
