@@ -50,6 +50,7 @@ class Options:
     exercises: set[str] | None = None
     limits: Limits = field(default_factory=Limits)
     extra_hidden: list[str] = field(default_factory=list)
+    sandbox: str | None = None  # None: the strongest isolation this machine allows; "process": no namespaces
 
 
 def resolve_device(device: str) -> str:
@@ -70,7 +71,7 @@ class Engine:
         self.options = options
         self.catalog = catalog_module.load()
         self.launcher = make_launcher(options.limits, device=options.device, slot=slot,
-                                      extra_hidden=options.extra_hidden)
+                                      extra_hidden=options.extra_hidden, force_mode=options.sandbox)
 
     def grade(self, path: str | os.PathLike, name: str | None = None) -> dict:
         sub = submission.load(path)

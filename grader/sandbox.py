@@ -160,10 +160,11 @@ def unshare_for_worker(plan: SandboxPlan) -> None:
         unshare(flags)
 
 
-def enter(plan: SandboxPlan, limits: Limits) -> str:
+def enter(plan: SandboxPlan, limits: Limits, workdir: str | None = None) -> str:
     """Isolate the current process (the worker) and return its private work directory."""
     if plan.mode == "process":
-        workdir = _private_tempdir()
+        workdir = workdir or make_workdir(plan)
+        os.chdir(workdir)
     else:
         workdir = "/work"
         _build_root(plan, limits)
@@ -173,10 +174,14 @@ def enter(plan: SandboxPlan, limits: Limits) -> str:
     return workdir
 
 
-def _private_tempdir() -> str:
+def make_workdir(plan: SandboxPlan) -> str:
+    """A private work directory for a worker without namespaces, owned by the user it will run as."""
     import tempfile
 
-    return tempfile.mkdtemp(prefix="autograd-lab-worker-")
+    workdir = tempfile.mkdtemp(prefix="autograd-lab-worker-")
+    if plan.worker_uid is not None and os.geteuid() == 0:
+        os.chown(workdir, plan.worker_uid, plan.worker_gid)
+    return workdir
 
 
 def _build_root(plan: SandboxPlan, limits: Limits) -> None:

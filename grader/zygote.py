@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -266,9 +267,10 @@ def _spawned_worker_main(conn, limits: Limits) -> None:
     worker.run(conn, workdir)
 
 
-def make_launcher(limits: Limits, device: str = "cpu", slot: int = 0, extra_hidden: list[str] | None = None):
+def make_launcher(limits: Limits, device: str = "cpu", slot: int = 0, extra_hidden: list[str] | None = None,
+                  force_mode: str | None = None):
     if hasattr(os, "fork") and sys.platform.startswith("linux"):
-        return Launcher(limits, device=device, slot=slot, extra_hidden=extra_hidden)
+        return Launcher(limits, device=device, slot=slot, extra_hidden=extra_hidden, force_mode=force_mode)
     return SpawnLauncher(limits, device=device)
 
 
@@ -387,18 +389,22 @@ def _fork_worker(plan: SandboxPlan, limits: Limits, control: socket.socket, fds:
             os.setsid()
             if sys.platform.startswith("linux"):
                 sandbox.prctl(sandbox.PR_SET_PDEATHSIG, signal.SIGKILL)
+            # Without namespaces the work directory is made here, as root, for the worker's user.
+            workdir = sandbox.make_workdir(plan) if plan.mode == "process" else None
             sandbox.unshare_for_worker(plan)
             worker_pid = os.fork()
             if worker_pid == 0:
                 os.close(pid_write)
                 os.close(status_fd)
-                _worker_main(plan, limits, conn_fd, out_fd)
+                _worker_main(plan, limits, conn_fd, out_fd, workdir)
             os.write(pid_write, f"{worker_pid}\n".encode())
             os.close(pid_write)
             os.close(conn_fd)
             os.close(out_fd)
             _, status = os.waitpid(worker_pid, 0)
             ended = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}"
+            if workdir is not None:
+                shutil.rmtree(workdir, ignore_errors=True)
             os.write(status_fd, ended.encode())
         except BaseException:
             try:
@@ -414,7 +420,7 @@ def _fork_worker(plan: SandboxPlan, limits: Limits, control: socket.socket, fds:
     return int(line)
 
 
-def _worker_main(plan: SandboxPlan, limits: Limits, conn_fd: int, out_fd: int) -> None:
+def _worker_main(plan: SandboxPlan, limits: Limits, conn_fd: int, out_fd: int, workdir: str | None) -> None:
     """The worker process: never returns."""
     code = 0
     try:
@@ -426,7 +432,7 @@ def _worker_main(plan: SandboxPlan, limits: Limits, conn_fd: int, out_fd: int) -
         os.dup2(out_fd, 2)
         for fd in (devnull, out_fd):
             os.close(fd)
-        workdir = sandbox.enter(plan, limits)
+        workdir = sandbox.enter(plan, limits, workdir)
         os.closerange(3, conn_fd)
         os.closerange(conn_fd + 1, 65536)
         os.environ.clear()
