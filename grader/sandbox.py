@@ -89,7 +89,7 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
 MNT_DETACH = 2
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 4, 38, 36
 _SYSCALLS = {"x86_64": {"pivot_root": 155, "capset": 126}, "aarch64": {"pivot_root": 41, "capset": 91}}
 
 _libc = None
@@ -302,6 +302,51 @@ def _drop_privileges(plan: SandboxPlan) -> None:
 def _write(path: str, text: str) -> None:
     with open(path, "w") as f:
         f.write(text)
+
+
+def kill_descendants(rounds: int = 200) -> int:
+    """Kill every process below this one and reap it; returns how many were killed.
+
+    Meant for a child subreaper (PR_SET_CHILD_SUBREAPER): whatever the worker started, detached
+    with setsid and a double fork or not, is re-parented here when its parent dies, so killing
+    the children round after round reaches all of them."""
+    import signal
+    import time
+
+    killed = 0
+    for _ in range(rounds):
+        children = _children(os.getpid())
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except ProcessLookupError:
+                pass
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        except ChildProcessError:
+            if not children:
+                return killed
+        if not children and not _children(os.getpid()):
+            return killed
+        time.sleep(0.005)
+    return killed
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    out: list[int] = []
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out += [int(x) for x in f.read().split()]
+        except OSError:
+            pass
+    return out
 
 
 # ----------------------------------------------------------------------------- choosing a plan

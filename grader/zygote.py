@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import traceback
 from multiprocessing.connection import Connection
 
@@ -45,6 +46,7 @@ class WorkerProcess:
         self.pid = pid
         self.status_fd = status_fd
         self.output = OutputCollector(output_fd, output_cap)
+        self._ended: str | None = None
         try:
             self.pidfd = os.pidfd_open(pid)
         except (AttributeError, OSError):
@@ -67,16 +69,26 @@ class WorkerProcess:
         return True
 
     def end_status(self, timeout: float = 1.0) -> str:
-        """How the worker ended ('exit 0', 'signal 9'), from the first child's status pipe."""
-        if self.status_fd is None:
-            return "unknown"
-        ready, _, _ = select.select([self.status_fd], [], [], timeout)
-        if not ready:
-            return "unknown"
-        try:
-            return os.read(self.status_fd, 100).decode(errors="replace").strip() or "unknown"
-        except OSError:
-            return "unknown"
+        """How the worker ended ('exit 0', 'signal 9'), from the first child's status pipe.
+
+        The first child writes it after the worker and everything it started are gone, then
+        exits; the pipe's end of file says that clean-up is over."""
+        if self._ended is not None or self.status_fd is None:
+            return self._ended or "unknown"
+        data, deadline = b"", time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select([self.status_fd], [], [], left)
+            if not ready:
+                break
+            try:
+                chunk = os.read(self.status_fd, 200)
+            except OSError:
+                break
+            if not chunk:
+                self._ended = data.decode(errors="replace").strip() or "unknown"
+                return self._ended
+            data += chunk
+        return data.decode(errors="replace").strip() or "unknown"
 
     def peak_memory_mb(self) -> float | None:
         try:
@@ -91,6 +103,7 @@ class WorkerProcess:
     def close(self) -> None:
         self.kill()
         self.wait_gone()
+        self.end_status(timeout=5.0)  # the first child has killed whatever the worker left behind
         for closer in (self.conn.close, self.output.join):
             try:
                 closer()
@@ -389,6 +402,8 @@ def _fork_worker(plan: SandboxPlan, limits: Limits, control: socket.socket, fds:
             os.setsid()
             if sys.platform.startswith("linux"):
                 sandbox.prctl(sandbox.PR_SET_PDEATHSIG, signal.SIGKILL)
+                # Whatever the worker leaves behind is re-parented here, to be killed below.
+                sandbox.prctl(sandbox.PR_SET_CHILD_SUBREAPER, 1)
             # Without namespaces the work directory is made here, as root, for the worker's user.
             workdir = sandbox.make_workdir(plan) if plan.mode == "process" else None
             sandbox.unshare_for_worker(plan)
@@ -403,6 +418,8 @@ def _fork_worker(plan: SandboxPlan, limits: Limits, control: socket.socket, fds:
             os.close(out_fd)
             _, status = os.waitpid(worker_pid, 0)
             ended = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}"
+            # A PID namespace takes the worker's processes with it; without one, kill them here.
+            sandbox.kill_descendants()
             if workdir is not None:
                 shutil.rmtree(workdir, ignore_errors=True)
             os.write(status_fd, ended.encode())
