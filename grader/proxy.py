@@ -11,6 +11,9 @@ kills or hangs the worker is never imported again for this submission.
 
 from __future__ import annotations
 
+import os
+import select
+import struct
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -149,6 +152,7 @@ class StudentCode:
         self.workers_started = 0
         self.peak_memory_mb: float | None = None
         self.output: list[str] = []
+        self.requests = 0
 
     # -- public API for tests ------------------------------------------------------------
     def call(self, function: str, *args: Any, probe: str | None = None, **kwargs: Any) -> CallResult:
@@ -193,7 +197,7 @@ class StudentCode:
             load = {"op": "load", "files": {name: i for i, name in enumerate(self.files)},
                     "device": self.device, "seed": self.seed,
                     "gpu_memory_fraction": self.limits.gpu_memory_fraction}
-            self._request(load, blobs, what="loading the submission", ensure=False)
+            self._request(load, blobs, what="loading the submission")
         return self.worker
 
     def _ensure_imported(self, module: str) -> None:
@@ -218,18 +222,26 @@ class StudentCode:
         submission_left = self.limits.submission_budget_s - (time.monotonic() - self.started)
         return min(self.limits.call_timeout_s, exercise_left, submission_left)
 
-    def _request(self, body: dict, blobs: list[bytes], what: str, ensure: bool = True):
-        worker = self._ensure_worker() if ensure else self.worker
+    def _request(self, body: dict, blobs: list[bytes], what: str):
+        worker = self.worker
         timeout = self._time_left()
         if timeout <= 0:
             raise CallTimeout(f"{what}: no time left in this exercise's or this submission's time budget")
+        self.requests += 1
+        request_id = self.requests
         start = time.monotonic()
+        deadline = start + timeout
+        fd = worker.conn.fileno()
         try:
-            worker.conn.send_bytes(wire.pack(body, blobs))
-            if not worker.conn.poll(timeout):
-                self._discard_worker()
-                raise CallTimeout(f"{what} did not return within {timeout:.1f} s")
-            reply = worker.conn.recv_bytes(wire.MAX_MESSAGE_BYTES)
+            send_message(fd, wire.pack({**body, "id": request_id}, blobs), deadline)
+            reply = recv_message(fd, deadline, wire.MAX_MESSAGE_BYTES)
+        except DeadlinePassed:
+            self._discard_worker()
+            raise CallTimeout(f"{what} did not return within {timeout:.1f} s") from None
+        except MessageTooLarge as exc:
+            self._discard_worker()
+            raise WorkerFault(f"the reply to {what} was too large ({exc.size / 2**20:.0f} MiB; at most "
+                              f"{wire.MAX_MESSAGE_BYTES // 2**20} MiB)") from None
         except (EOFError, OSError) as exc:
             status = worker.end_status()
             self._discard_worker()
@@ -238,9 +250,14 @@ class StudentCode:
             if self.current_exercise is not None:
                 self.spent[self.current_exercise] = self.spent.get(self.current_exercise, 0.0) + time.monotonic() - start
         try:
-            return wire.unpack(reply)
+            reply_body, reply_blobs = wire.unpack(reply)
         except wire.WireError as exc:
             raise self._garbage(str(exc)) from None
+        if type(reply_body) is not dict:
+            raise self._garbage("the reply is not a JSON object")
+        if reply_body.get("id") != request_id:
+            raise self._garbage("an answer to another request")
+        return reply_body, reply_blobs
 
     def _garbage(self, why: str) -> WorkerFault:
         self._discard_worker()
@@ -258,13 +275,70 @@ class StudentCode:
     def close(self) -> None:
         if self.worker is not None:
             try:
-                self.worker.conn.send_bytes(wire.pack({"op": "exit"}, []))
-            except OSError:
+                send_message(self.worker.conn.fileno(), wire.pack({"op": "exit"}, []), time.monotonic() + 0.5)
+            except (OSError, DeadlinePassed):
                 pass
         self._discard_worker()
 
     def captured_output(self) -> str:
         return "".join(self.output)
+
+
+# ----------------------------------------------------------------------------- messages with a deadline
+
+class DeadlinePassed(Exception):
+    """The worker did not finish sending (or reading) a message in time."""
+
+
+class MessageTooLarge(Exception):
+    def __init__(self, size: int):
+        super().__init__(size)
+        self.size = size
+
+
+def send_message(fd: int, payload: bytes, deadline: float) -> None:
+    """Write one message in multiprocessing.Connection's framing, giving up at `deadline`.
+
+    The trusted end of the socket is non-blocking: a worker that stops reading cannot hang us."""
+    n = len(payload)
+    header = struct.pack("!i", n) if n <= 0x7FFFFFFF else struct.pack("!i", -1) + struct.pack("!Q", n)
+    for part in (header, payload):
+        view = memoryview(part)
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [fd], [], left)[1]:
+                raise DeadlinePassed
+            try:
+                view = view[os.write(fd, view[: 1 << 20]):]
+            except BlockingIOError:
+                pass
+
+
+def recv_message(fd: int, deadline: float, max_size: int) -> bytes:
+    """Read one whole message, or raise DeadlinePassed: a worker that sends half a message and
+    stops (or trickles bytes) costs at most the time left, never a hung grading run."""
+    (n,) = struct.unpack("!i", _recv_exact(fd, 4, deadline))
+    if n == -1:
+        (n,) = struct.unpack("!Q", _recv_exact(fd, 8, deadline))
+    if n < 0 or n > max_size:
+        raise MessageTooLarge(n)
+    return _recv_exact(fd, n, deadline)
+
+
+def _recv_exact(fd: int, n: int, deadline: float) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise DeadlinePassed
+        try:
+            chunk = os.read(fd, min(n - len(buf), 1 << 20))
+        except BlockingIOError:
+            continue
+        if not chunk:
+            raise EOFError("the worker closed the connection")
+        buf += chunk
+    return bytes(buf)
 
 
 def _unavailable_message(module: str, body: dict) -> str:

@@ -43,6 +43,7 @@ class WorkerProcess:
 
     def __init__(self, conn: Connection, pid: int, output_fd: int, status_fd: int | None, output_cap: int):
         self.conn = conn
+        os.set_blocking(conn.fileno(), False)  # the trusted side reads and writes with deadlines
         self.pid = pid
         self.status_fd = status_fd
         self.output = OutputCollector(output_fd, output_cap)
