@@ -148,7 +148,7 @@ class StudentCode:
         self.fatal_modules: dict[str, str] = {}
         self.current_exercise: str | None = None
         self.spent: dict[str, float] = {}
-        self.started = time.monotonic()
+        self.student_time = 0.0  # seconds spent waiting for the worker: what the submission budget limits
         self.workers_started = 0
         self.peak_memory_mb: float | None = None
         self.output: list[str] = []
@@ -190,6 +190,8 @@ class StudentCode:
     # -- worker lifecycle ------------------------------------------------------------------
     def _ensure_worker(self):
         if self.worker is None:
+            if self._time_left(setup=True) <= 0:
+                raise CallTimeout("no time left in this submission's time budget")
             self.worker = self.launcher.spawn()
             self.workers_started += 1
             self.imported = set()
@@ -197,16 +199,24 @@ class StudentCode:
             load = {"op": "load", "files": {name: i for i, name in enumerate(self.files)},
                     "device": self.device, "seed": self.seed,
                     "gpu_memory_fraction": self.limits.gpu_memory_fraction}
-            self._request(load, blobs, what="loading the submission")
+            try:
+                self._request(load, blobs, what="loading the submission", setup=True)
+            except BaseException:
+                self._discard_worker()  # never leave a worker that did not get the submission
+                raise
         return self.worker
 
     def _ensure_imported(self, module: str) -> None:
         self._ensure_worker()
         if module in self.imported:
             return
+        full_timeout = self._time_left(setup=True) >= self.limits.call_timeout_s
         try:
-            body, _ = self._request({"op": "import", "module": module}, [], what=f"importing {module}.py")
+            body, _ = self._request({"op": "import", "module": module}, [], what=f"importing {module}.py",
+                                    setup=True)
         except CallTimeout:
+            if not full_timeout:  # the submission's budget ran out, not the import's own time
+                raise
             self.fatal_modules[module] = f"importing {module}.py did not finish in time (an infinite loop at import?)"
             raise SubmissionUnavailable(self.fatal_modules[module]) from None
         except WorkerFault as exc:
@@ -217,14 +227,19 @@ class StudentCode:
             raise SubmissionUnavailable(_unavailable_message(module, body))
         self.imported.add(module)
 
-    def _time_left(self) -> float:
+    def _time_left(self, setup: bool = False) -> float:
+        """Seconds the next request may take. Only time spent waiting for the worker counts: the
+        grader's own work (collecting tests, computing expected values) is never charged to the
+        student. Loading and importing are charged to the submission, calls to the exercise too."""
+        submission_left = self.limits.submission_budget_s - self.student_time
+        if setup:
+            return min(self.limits.call_timeout_s, submission_left)
         exercise_left = self.limits.exercise_budget_s - self.spent.get(self.current_exercise, 0.0)
-        submission_left = self.limits.submission_budget_s - (time.monotonic() - self.started)
         return min(self.limits.call_timeout_s, exercise_left, submission_left)
 
-    def _request(self, body: dict, blobs: list[bytes], what: str):
+    def _request(self, body: dict, blobs: list[bytes], what: str, setup: bool = False):
         worker = self.worker
-        timeout = self._time_left()
+        timeout = self._time_left(setup)
         if timeout <= 0:
             raise CallTimeout(f"{what}: no time left in this exercise's or this submission's time budget")
         self.requests += 1
@@ -247,8 +262,10 @@ class StudentCode:
             self._discard_worker()
             raise WorkerFault(f"the worker process ended while {what} ({_describe_end(status, exc)})") from None
         finally:
-            if self.current_exercise is not None:
-                self.spent[self.current_exercise] = self.spent.get(self.current_exercise, 0.0) + time.monotonic() - start
+            elapsed = time.monotonic() - start
+            self.student_time += elapsed
+            if self.current_exercise is not None and not setup:
+                self.spent[self.current_exercise] = self.spent.get(self.current_exercise, 0.0) + elapsed
         try:
             reply_body, reply_blobs = wire.unpack(reply)
         except wire.WireError as exc:
