@@ -24,6 +24,7 @@ import select
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -348,21 +349,88 @@ def choose_plan(config: dict) -> SandboxPlan:
     modes.append("user-namespaces")
     if config.get("force_mode"):
         modes = [config["force_mode"]]
+    uid = allocate_worker_uid(int(config.get("slot", 0))) if os.geteuid() == 0 else None
     notes = []
     for mode in modes:
         if mode == "process":
             break
         plan = SandboxPlan(mode=mode, **base)
         if mode == "root-namespaces":
-            plan.worker_uid = plan.worker_gid = 61000 + int(config.get("slot", 0)) % 4000
+            plan.worker_uid = plan.worker_gid = uid
         problem = _try_plan(plan, Limits(**config["limits"])) if sandbox.namespaces_supported() else "not Linux"
         if problem is None:
             return plan
         notes.append(f"{mode} unavailable: {problem}")
     plan = SandboxPlan(mode="process", **base, notes=notes)
-    if os.geteuid() == 0:
-        plan.worker_uid = plan.worker_gid = 61000 + int(config.get("slot", 0)) % 4000
+    plan.worker_uid = plan.worker_gid = uid
     return plan
+
+
+WORKER_UIDS = range(61000, 65000)
+_uid_lock: int | None = None  # held open for the zygote's life
+
+
+def allocate_worker_uid(slot: int) -> int:
+    """A user id for this zygote's workers that no other grader and no running process uses.
+
+    RLIMIT_NPROC counts processes per user id, and processes of one user id may signal each
+    other: two graders on one machine (two runs, or two pool processes) must never share one.
+    A uid is taken with an exclusive lock on a file in a root-only folder, and skipped while
+    any process still runs under it."""
+    global _uid_lock
+    import fcntl
+
+    folder = _lock_folder()
+    count = len(WORKER_UIDS)
+    for i in range(count):
+        uid = WORKER_UIDS[(slot + i) % count]
+        if folder is not None:
+            fd = os.open(os.path.join(folder, f"{uid}.lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+        if _uid_has_processes(uid):
+            if folder is not None:
+                os.close(fd)
+            continue
+        if folder is not None:
+            if _uid_lock is not None:
+                os.close(_uid_lock)
+            _uid_lock = fd
+        return uid
+    raise RuntimeError("no free worker user id (every uid in 61000-64999 is in use)")
+
+
+def _lock_folder() -> str | None:
+    for parent in ("/run", tempfile.gettempdir()):
+        folder = os.path.join(parent, "autograd-lab-uids")
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+        except OSError:
+            continue
+        st = os.lstat(folder)
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o077:
+            return folder
+    return None
+
+
+def _uid_has_processes(uid: int) -> bool:
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/status") as f:
+                    for line in f:
+                        if line.startswith("Uid:"):
+                            if int(line.split()[1]) == uid:
+                                return True
+                            break
+            except (OSError, ValueError):
+                pass
+    return False
 
 
 def _try_plan(plan: SandboxPlan, limits: Limits) -> str | None:
