@@ -191,6 +191,7 @@ class Worker:
             op = body.get("op")
             if op == "exit":
                 return
+            _reap_children()  # processes the student's code started and that have ended: no zombies pile up
             handler = {"load": self.load, "import": self.import_op, "call": self.call, "ping": self.ping}[op]
             reply_body, reply_blobs = handler(body, blobs)
             if os.getpid() != pid:
@@ -269,6 +270,14 @@ class Worker:
             self.import_failures[module_name] = failure
             return None, failure
         return module, None
+
+
+def _reap_children() -> None:
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
+        pass
 
 
 def _short_traceback(exc: BaseException) -> str:
