@@ -280,12 +280,12 @@ class StudentCode:
         self._discard_worker()
         return WorkerFault(f"the worker sent a malformed reply ({why})")
 
-    def _discard_worker(self) -> None:
+    def _discard_worker(self, grace: float = 0.0) -> None:
         if self.worker is not None:
             peak = self.worker.peak_memory_mb()
             if peak is not None:
                 self.peak_memory_mb = max(self.peak_memory_mb or 0.0, peak)
-            self.worker.close()
+            self.worker.close(grace)
             self.output.append(self.worker.output.text())
             self.worker = None
 
@@ -295,7 +295,7 @@ class StudentCode:
                 send_message(self.worker.conn.fileno(), wire.pack({"op": "exit"}, []), time.monotonic() + 0.5)
             except (OSError, DeadlinePassed):
                 pass
-        self._discard_worker()
+        self._discard_worker(grace=0.5)
 
     def captured_output(self) -> str:
         return "".join(self.output)

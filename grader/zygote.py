@@ -18,6 +18,7 @@ plain subprocess instead.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import select
@@ -102,8 +103,10 @@ class WorkerProcess:
             return None
         return None
 
-    def close(self) -> None:
-        self.kill()
+    def close(self, grace: float = 0.0) -> None:
+        """Kill the worker (after `grace` seconds for it to exit by itself) and wait for its clean-up."""
+        if not (grace and self.wait_gone(grace)):
+            self.kill()
         self.wait_gone()
         self.end_status(timeout=5.0)  # the first child has killed whatever the worker left behind
         for closer in (self.conn.close, self.output.join):
@@ -518,6 +521,10 @@ def _worker_main(plan: SandboxPlan, limits: Limits, conn_fd: int, out_fd: int, w
         os.dup2(out_fd, 2)
         for fd in (devnull, out_fd):
             os.close(fd)
+        # Unbuffered: what the student's code prints reaches the grader even if the worker is killed.
+        sys.stdout, sys.stderr = (io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), encoding="utf-8",
+                                                   errors="backslashreplace", write_through=True)
+                                  for fd in (1, 2))
         workdir = sandbox.enter(plan, limits, workdir)
         os.closerange(3, conn_fd)
         os.closerange(conn_fd + 1, 65536)
