@@ -153,6 +153,7 @@ class StudentCode:
         self.peak_memory_mb: float | None = None
         self.output: list[str] = []
         self.requests = 0
+        self.worker_baseline_kb: int | None = None
 
     # -- public API for tests ------------------------------------------------------------
     def call(self, function: str, *args: Any, probe: str | None = None, **kwargs: Any) -> CallResult:
@@ -194,6 +195,7 @@ class StudentCode:
                 raise CallTimeout("no time left in this submission's time budget")
             self.worker = self.launcher.spawn()
             self.workers_started += 1
+            self.worker_baseline_kb = self.worker.tree_memory_kb() if self.device == "cpu" else None
             self.imported = set()
             blobs = list(self.files.values())
             load = {"op": "load", "files": {name: i for i, name in enumerate(self.files)},
@@ -249,10 +251,14 @@ class StudentCode:
         fd = worker.conn.fileno()
         try:
             send_message(fd, wire.pack({**body, "id": request_id}, blobs), deadline)
-            reply = recv_message(fd, deadline, wire.MAX_MESSAGE_BYTES)
+            reply = recv_message(fd, deadline, wire.MAX_MESSAGE_BYTES, on_wait=self._watch_memory)
         except DeadlinePassed:
             self._discard_worker()
             raise CallTimeout(f"{what} did not return within {timeout:.1f} s") from None
+        except MemoryLimitExceeded as exc:
+            self._discard_worker()
+            raise WorkerFault(f"{what}: the worker and the processes it started used {exc.used_mb:.0f} MB more "
+                              f"memory than at its start, together; {self.limits.memory_mb} MB are allowed; killed") from None
         except MessageTooLarge as exc:
             self._discard_worker()
             raise WorkerFault(f"the reply to {what} was too large ({exc.size / 2**20:.0f} MiB; at most "
@@ -280,12 +286,26 @@ class StudentCode:
         self._discard_worker()
         return WorkerFault(f"the worker sent a malformed reply ({why})")
 
+    def _watch_memory(self) -> None:
+        """Called about every 50 ms while the worker works: RLIMIT_AS bounds each process, this
+        bounds the worker and all the processes it started together (CPU only)."""
+        if self.device != "cpu" or self.worker is None:
+            return
+        used_kb = self.worker.tree_memory_kb()
+        if used_kb is None:
+            return
+        if self.worker_baseline_kb is None:
+            self.worker_baseline_kb = used_kb
+        self.peak_memory_mb = max(self.peak_memory_mb or 0.0, used_kb / 1024)
+        if used_kb > self.worker_baseline_kb + self.limits.memory_mb * 1024:
+            raise MemoryLimitExceeded((used_kb - self.worker_baseline_kb) / 1024)
+
     def _discard_worker(self, grace: float = 0.0) -> None:
         if self.worker is not None:
-            peak = self.worker.peak_memory_mb()
+            self.worker.close(grace)
+            peak = self.worker.peak_memory_mb()  # from wait4, now that the worker has ended
             if peak is not None:
                 self.peak_memory_mb = max(self.peak_memory_mb or 0.0, peak)
-            self.worker.close(grace)
             self.output.append(self.worker.output.text())
             self.worker = None
 
@@ -305,6 +325,12 @@ class StudentCode:
 
 class DeadlinePassed(Exception):
     """The worker did not finish sending (or reading) a message in time."""
+
+
+class MemoryLimitExceeded(Exception):
+    def __init__(self, used_mb: float):
+        super().__init__(used_mb)
+        self.used_mb = used_mb
 
 
 class MessageTooLarge(Exception):
@@ -331,23 +357,30 @@ def send_message(fd: int, payload: bytes, deadline: float) -> None:
                 pass
 
 
-def recv_message(fd: int, deadline: float, max_size: int) -> bytes:
+WATCH_INTERVAL_S = 0.05
+
+
+def recv_message(fd: int, deadline: float, max_size: int, on_wait=None) -> bytes:
     """Read one whole message, or raise DeadlinePassed: a worker that sends half a message and
     stops (or trickles bytes) costs at most the time left, never a hung grading run."""
-    (n,) = struct.unpack("!i", _recv_exact(fd, 4, deadline))
+    (n,) = struct.unpack("!i", _recv_exact(fd, 4, deadline, on_wait))
     if n == -1:
-        (n,) = struct.unpack("!Q", _recv_exact(fd, 8, deadline))
+        (n,) = struct.unpack("!Q", _recv_exact(fd, 8, deadline, on_wait))
     if n < 0 or n > max_size:
         raise MessageTooLarge(n)
-    return _recv_exact(fd, n, deadline)
+    return _recv_exact(fd, n, deadline, on_wait)
 
 
-def _recv_exact(fd: int, n: int, deadline: float) -> bytes:
+def _recv_exact(fd: int, n: int, deadline: float, on_wait=None) -> bytes:
     buf = bytearray()
     while len(buf) < n:
         left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
+        if left <= 0:
             raise DeadlinePassed
+        if not select.select([fd], [], [], min(left, WATCH_INTERVAL_S) if on_wait else left)[0]:
+            if on_wait is not None:
+                on_wait()
+            continue
         try:
             chunk = os.read(fd, min(n - len(buf), 1 << 20))
         except BlockingIOError:

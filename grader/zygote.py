@@ -43,10 +43,12 @@ from grader.sandbox import Limits, SandboxPlan
 class WorkerProcess:
     """A running worker, seen from the trusted side: its connection, pid and output."""
 
-    def __init__(self, conn: Connection, pid: int, output_fd: int, status_fd: int | None, output_cap: int):
+    def __init__(self, conn: Connection, pid: int, output_fd: int, status_fd: int | None, output_cap: int,
+                 parent: int | None = None):
         self.conn = conn
         os.set_blocking(conn.fileno(), False)  # the trusted side reads and writes with deadlines
         self.pid = pid
+        self.parent = parent  # the first child: the worker's parent, and subreaper of what it leaves
         self.status_fd = status_fd
         self.output = OutputCollector(output_fd, output_cap)
         self._ended: str | None = None
@@ -94,6 +96,10 @@ class WorkerProcess:
         return data.decode(errors="replace").strip() or "unknown"
 
     def peak_memory_mb(self) -> float | None:
+        """The worker's peak resident memory: from wait4 once it has ended, else from /proc."""
+        for token in (self._ended or "").split():
+            if token.startswith("maxrss_kb="):
+                return int(token.partition("=")[2]) / 1024
         try:
             with open(f"/proc/{self.pid}/status") as f:
                 for line in f:
@@ -102,6 +108,25 @@ class WorkerProcess:
         except OSError:
             return None
         return None
+
+    def tree_memory_kb(self) -> int | None:
+        """Resident memory, less shared file pages, of the worker and every process it started
+        (found below the first child, which adopts orphans), in KiB. None if /proc cannot say."""
+        root = self.parent or self.pid
+        pids, seen, total = sandbox._children(root) if self.parent else [self.pid], set(), 0
+        while pids:
+            pid = pids.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            try:
+                with open(f"/proc/{pid}/statm") as f:
+                    fields = f.read().split()
+                total += (int(fields[1]) - int(fields[2])) * PAGE_KB
+            except (OSError, ValueError, IndexError):
+                continue
+            pids += sandbox._children(pid)
+        return total if seen else None
 
     def close(self, grace: float = 0.0) -> None:
         """Kill the worker (after `grace` seconds for it to exit by itself) and wait for its clean-up."""
@@ -121,6 +146,9 @@ class WorkerProcess:
                 except OSError:
                     pass
         self.pidfd = self.status_fd = None
+
+
+PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024 if hasattr(os, "sysconf") else 4
 
 
 class OutputCollector:
@@ -237,7 +265,8 @@ class Launcher:
             ours.close()
             raise RuntimeError(f"could not start a worker: {reply['error']}")
         conn = Connection(ours.detach())
-        return WorkerProcess(conn, reply["pid"], out_read, status_read, self.limits.output_kb * 1024)
+        return WorkerProcess(conn, reply["pid"], out_read, status_read, self.limits.output_kb * 1024,
+                             parent=reply.get("parent"))
 
     def close(self) -> None:
         try:
@@ -318,8 +347,8 @@ def serve(config: dict, control_fd: int) -> None:
         if not message:
             return
         try:
-            pid = _fork_worker(plan, limits, control, fds)
-            _send(control, {"pid": pid})
+            pid, parent = _fork_worker(plan, limits, control, fds)
+            _send(control, {"pid": pid, "parent": parent})
         except BaseException:
             _send(control, {"error": traceback.format_exc()})
         finally:
@@ -463,7 +492,7 @@ def _try_plan(plan: SandboxPlan, limits: Limits) -> str | None:
     return None if status == 0 else (problem or f"status {status}")
 
 
-def _fork_worker(plan: SandboxPlan, limits: Limits, control: socket.socket, fds: list[int]) -> int:
+def _fork_worker(plan: SandboxPlan, limits: Limits, control: socket.socket, fds: list[int]) -> tuple[int, int]:
     conn_fd, out_fd, status_fd = fds
     pid_read, pid_write = os.pipe()
     first = os.fork()
@@ -488,8 +517,9 @@ def _fork_worker(plan: SandboxPlan, limits: Limits, control: socket.socket, fds:
             os.close(pid_write)
             os.close(conn_fd)
             os.close(out_fd)
-            _, status = os.waitpid(worker_pid, 0)
+            _, status, usage = os.wait4(worker_pid, 0)
             ended = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}"
+            ended += f" maxrss_kb={usage.ru_maxrss}"
             # A PID namespace takes the worker's processes with it; without one, kill them here.
             sandbox.kill_descendants()
             if workdir is not None:
@@ -506,7 +536,7 @@ def _fork_worker(plan: SandboxPlan, limits: Limits, control: socket.socket, fds:
         line = f.readline().decode().strip()
     if not line.isdigit():
         raise RuntimeError(line or "the worker did not start")
-    return int(line)
+    return int(line), first
 
 
 def _worker_main(plan: SandboxPlan, limits: Limits, conn_fd: int, out_fd: int, workdir: str | None) -> None:
