@@ -72,6 +72,11 @@ def load(path: str | os.PathLike) -> Submission:
 def _load_folder(folder: Path, sub: Submission) -> None:
     prefix = next((p for p in PREFIXES if any((folder / p / m).exists() or (folder / p / m).is_symlink()
                                                 for m in MODULE_FILES)), "")
+    if prefix and (folder / prefix).is_symlink():
+        # O_NOFOLLOW guards the last component only: a linked exercises/ folder could point anywhere
+        # (the solutions, another student's folder).
+        sub.problems.append(f"{prefix.rstrip('/')} is a symbolic link: rejected")
+        return
     for module in MODULE_FILES:
         path = folder / prefix / module
         try:
