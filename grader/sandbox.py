@@ -23,6 +23,7 @@ import ctypes.util
 import os
 import platform
 import resource
+import stat
 import sys
 from dataclasses import asdict, dataclass, field
 
@@ -60,17 +61,45 @@ class SandboxPlan:
     notes: list[str] = field(default_factory=list)
 
     def describe(self, limits: Limits) -> dict:
+        """How a worker was isolated and limited, for the score file's `sandbox` block."""
         isolated = self.mode != "process"
+        own_uid = self.worker_uid is not None
+        if own_uid:
+            user = f"uid {self.worker_uid}, dropped from root, no capabilities, no_new_privs"
+        elif self.mode == "user-namespaces":
+            user = "root of a new user namespace (the grader's user outside), no capabilities, no_new_privs"
+        else:
+            user = "the grader's own user (no root to drop from)"
+        if isolated:
+            filesystem = ("private root: system and Python directories and the grader's public modules, "
+                          "read-only; hidden tests and points covered; its own empty /tmp and /work")
+        elif own_uid:
+            filesystem = (f"the machine's own, seen as uid {self.worker_uid}; the secret paths (hidden tests, points, "
+                          "solutions, and what --hide names: `grader grade` adds the submissions and the output "
+                          "folder) are made unreadable to it by removing their other-permissions")
+        else:
+            filesystem = "not isolated: the worker can read what the grader's user can"
+        nproc = own_uid or self.mode == "user-namespaces"
+        cpu = self.device == "cpu"
         return {
             "backend": self.mode,
-            "network": "none (empty network namespace)" if isolated else "not isolated: no namespaces on this machine",
-            "user": (f"uid {self.worker_uid}" if self.worker_uid is not None
-                     else "unprivileged user namespace" if self.mode == "user-namespaces"
-                     else "same user as the grader"),
-            "filesystem": ("private root: system, Python and the grader's public modules, read-only"
-                           if isolated else "not isolated: the worker can read what the grader's user can"),
-            "memory_limit_mb": limits.memory_mb if self.device == "cpu" else None,
-            "notes": list(self.notes),
+            "network": ("none: an empty network namespace" if isolated
+                        else "not isolated: no network namespace on this machine"),
+            "user": user,
+            "filesystem": filesystem,
+            "processes": ("a PID namespace of its own: whatever it starts dies with it" if isolated else
+                          "its parent is a child subreaper that kills whatever it leaves behind"),
+            "processes_limit": limits.processes if nproc else None,
+            "memory_limit_mb": limits.memory_mb if cpu else None,
+            "memory": (f"{limits.memory_mb} MB above its start: per process by RLIMIT_AS, for all its processes "
+                       "together by the grader (resident memory, checked every 50 ms)" if cpu else
+                       f"GPU: {limits.gpu_memory_fraction:.0%} of the device's memory; no address-space limit"),
+            "time_limits_s": {"call": limits.call_timeout_s, "exercise": limits.exercise_budget_s,
+                              "submission": limits.submission_budget_s, "cpu": limits.cpu_s},
+            "output_limit_kb": limits.output_kb,
+            "environment": "cleared: only PATH, HOME, LANG, TMPDIR and thread settings",
+            "notes": list(self.notes) + ([] if nproc else [
+                "no process-count limit: RLIMIT_NPROC counts per user id, and the worker shares the grader's"]),
         }
 
     def to_json(self) -> dict:
@@ -347,6 +376,23 @@ def _children(pid: int) -> list[int]:
         except OSError:
             pass
     return out
+
+
+def protect_from_other_users(paths: list[str]) -> list[str]:
+    """Remove the other-permissions of each path (not followed if a link): for a worker that runs
+    as a user of its own on the machine's file system (process sandbox as root). Returns the
+    paths changed."""
+    changed = []
+    for path in paths:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISLNK(st.st_mode) or not st.st_mode & 0o007:
+            continue
+        os.chmod(path, stat.S_IMODE(st.st_mode) & ~0o007)
+        changed.append(path)
+    return changed
 
 
 # ----------------------------------------------------------------------------- choosing a plan

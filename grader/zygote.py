@@ -198,12 +198,13 @@ def clean_environment() -> dict[str, str]:
 
 
 def hidden_paths(extra: list[str] | None = None) -> list[str]:
-    """Secret paths: the hidden tests and, in a source checkout, solutions, tests and history."""
+    """Secret paths: the hidden tests, the points file (it names them) and, in a source checkout,
+    solutions, tests and history."""
     import grader
 
     package = os.path.dirname(os.path.abspath(grader.__file__))
     checkout = os.path.dirname(package)
-    paths = [os.path.join(package, "cases", "hidden")]
+    paths = [os.path.join(package, "cases", "hidden"), os.path.join(package, "cases", "points.yaml")]
     if os.path.exists(os.path.join(checkout, "pyproject.toml")):
         paths += [os.path.join(checkout, name) for name in ("solutions", "tests", ".git", "bench")]
     return paths + [os.path.abspath(p) for p in (extra or [])]
@@ -395,6 +396,10 @@ def choose_plan(config: dict) -> SandboxPlan:
         notes.append(f"{mode} unavailable: {problem}")
     plan = SandboxPlan(mode="process", **base, notes=notes)
     plan.worker_uid = plan.worker_gid = uid
+    if uid is not None:
+        # The worker sees the machine's file system as a user of its own: make the secrets
+        # unreadable to it, as one would with chmod o= (Gradescope's advice).
+        sandbox.protect_from_other_users(config["hidden"])
     return plan
 
 
