@@ -179,6 +179,8 @@ class Worker:
         self.workdir = workdir
         self.device = "cpu"
         self.import_failures: dict[str, dict] = {}
+        self.sources: dict[str, bytes] = {}
+        self.import_state: tuple = ([], [], [], {})
 
     def serve(self) -> None:
         pid = os.getpid()
@@ -208,10 +210,13 @@ class Worker:
         for filename, index in body["files"].items():
             if os.path.basename(filename) != filename or not filename.endswith(".py"):
                 continue
+            self.sources[filename] = blobs[index]
             with open(os.path.join(self.workdir, filename), "wb") as f:
                 f.write(blobs[index])
         sys.path.insert(0, self.workdir)
         importlib.invalidate_caches()
+        # The import state every module is imported in, whatever an earlier module changed.
+        self.import_state = (list(sys.path), list(sys.meta_path), list(sys.path_hooks), dict(sys.modules))
         self.device = body.get("device", "cpu")
         torch.manual_seed(int(body.get("seed", 0)))
         if self.device.startswith("cuda"):
@@ -258,11 +263,11 @@ class Worker:
             return None, {"outcome": "missing", "exception": {"type": "LookupError", "message": f"no module {module_name}"}}
         if module_name in self.import_failures:
             return None, self.import_failures[module_name]
-        if not os.path.exists(os.path.join(self.workdir, module_name + ".py")):
+        if module_name + ".py" not in self.sources:
             return None, {"outcome": "missing", "exception": {
                 "type": "ModuleNotFoundError", "message": f"the submission has no {module_name}.py"}}
         try:
-            sys.modules.pop(module_name, None)  # a same-named module from elsewhere must not stand in
+            self._restore_import_state(module_name + ".py")
             module = importlib.import_module(module_name)
         except BaseException as exc:
             failure = {"outcome": "import_error", "exception": _exception_data(exc)}
@@ -270,6 +275,35 @@ class Worker:
             self.import_failures[module_name] = failure
             return None, failure
         return module, None
+
+    def _restore_import_state(self, filename: str) -> None:
+        """Undo what an earlier module did to the next import: its file deleted or rewritten, the
+        working directory, sys.path, import hooks and sys.modules changed."""
+        path = os.path.join(self.workdir, filename)
+        try:
+            with open(path, "rb") as f:
+                intact = f.read() == self.sources[filename]
+        except OSError:
+            intact = False
+        if not intact:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+            with open(path, "wb") as f:
+                f.write(self.sources[filename])
+        os.chdir(self.workdir)
+        paths, meta_path, path_hooks, modules = self.import_state
+        sys.path = list(paths)
+        sys.meta_path[:] = meta_path
+        sys.path_hooks[:] = path_hooks
+        sys.path_importer_cache.clear()
+        for name, module in modules.items():
+            if sys.modules.get(name) is not module:
+                sys.modules[name] = module
+        for name in MODULES:
+            sys.modules.pop(name, None)  # a same-named module from elsewhere must not stand in
+        importlib.invalidate_caches()
 
 
 def _reap_children() -> None:
