@@ -32,6 +32,10 @@ class WorkerFault(Exception):
     """The worker died or sent garbage (status `error`)."""
 
 
+class Tampered(WorkerFault):
+    """The worker's reply path was changed by the submission (status `error`, 0 points)."""
+
+
 class SubmissionUnavailable(Exception):
     """The function cannot be called: missing module or name, or an import that failed (status `error`)."""
 
@@ -221,6 +225,9 @@ class StudentCode:
                 raise
             self.fatal_modules[module] = f"importing {module}.py did not finish in time (an infinite loop at import?)"
             raise SubmissionUnavailable(self.fatal_modules[module]) from None
+        except Tampered as exc:
+            self.fatal_modules[module] = f"importing {module}.py: {exc}; its exercises score 0"
+            raise SubmissionUnavailable(self.fatal_modules[module]) from None
         except WorkerFault as exc:
             self.fatal_modules[module] = f"importing {module}.py killed the worker: {exc}"
             raise SubmissionUnavailable(self.fatal_modules[module]) from None
@@ -280,6 +287,10 @@ class StudentCode:
             raise self._garbage("the reply is not a JSON object")
         if reply_body.get("id") != request_id:
             raise self._garbage("an answer to another request")
+        if reply_body.get("outcome") == "tampered":
+            self._discard_worker()
+            raise Tampered(f"the submission changed the grader's code in the worker "
+                           f"({str(reply_body.get('detail'))[:120]}): nothing it reports can be trusted")
         return reply_body, reply_blobs
 
     def _garbage(self, why: str) -> WorkerFault:

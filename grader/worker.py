@@ -11,7 +11,9 @@ trusted side treats every reply as data to check, never as a verdict.
 
 from __future__ import annotations
 
+import ctypes
 import importlib
+import json.encoder
 import os
 import sys
 import time
@@ -20,7 +22,7 @@ from typing import Any
 
 import torch
 
-from grader import wire
+from grader import seal, wire
 
 # Captured before any student code runs, so that a submission that patches torch.Tensor's
 # Python attributes cannot change what the worker reports about tensors.
@@ -31,8 +33,15 @@ _get = {
 }
 _is_inference = _TensorBase.is_inference
 _untyped_storage = _TensorBase.untyped_storage
+_storage_data_ptr = torch._C.StorageBase.data_ptr
+_layout = _TensorBase.__dict__["layout"].__get__
+_detach, _to, _contiguous = _TensorBase.detach, _TensorBase.to, _TensorBase.contiguous
+_numel, _element_size, _data_ptr = _TensorBase.numel, _TensorBase.element_size, _TensorBase.data_ptr
+_strided = torch.strided
+_string_at = ctypes._string_at  # the C function itself, not ctypes.string_at's Python wrapper
 _Tensor = torch.Tensor
 _is = lambda a, b: a is b  # noqa: E731
+_write = os.write
 
 MAX_MESSAGE_TEXT = 2000
 MODULES = ("graph", "backward", "grad", "accumulation", "inplace", "extensions")
@@ -77,9 +86,9 @@ class Encoder:
 
     def tensor(self, v: torch.Tensor, depth: int = 0, with_grad: bool = True) -> Any:
         dtype = _get["dtype"](v)
-        if dtype not in wire.DTYPE_NAMES or v.layout != torch.strided:
-            return {"$object": f"Tensor({dtype}, {v.layout})"}
-        self.blobs.append(wire.tensor_bytes(v))
+        if dtype not in wire.DTYPE_NAMES or _layout(v) != _strided:
+            return {"$object": f"Tensor({dtype}, {_layout(v)})"}
+        self.blobs.append(_tensor_bytes(v))
         grad_fn = _get["grad_fn"](v)
         grad = _get["grad"](v) if with_grad and _get["is_leaf"](v) else None
         return {"$tensor": {
@@ -105,13 +114,50 @@ class Encoder:
 
     def _storage_arg(self, v: torch.Tensor) -> int | None:
         try:
-            ptr = _untyped_storage(v).data_ptr()
+            ptr = _storage_data_ptr(_untyped_storage(v))
         except Exception:
             return None
         for i, a in enumerate(self.args):
-            if type(a) is _Tensor and ptr != 0 and _untyped_storage(a).data_ptr() == ptr:
+            if type(a) is _Tensor and ptr != 0 and _storage_data_ptr(_untyped_storage(a)) == ptr:
                 return i
         return None
+
+
+def _tensor_bytes(t: torch.Tensor) -> bytes:
+    """wire.tensor_bytes with the C methods captured at import: torch.Tensor's Python attributes,
+    which student code may replace, play no part."""
+    flat = _contiguous(_to(_detach(t), "cpu"))
+    nbytes = _numel(flat) * _element_size(flat)
+    return _string_at(_data_ptr(flat), nbytes) if nbytes else b""
+
+
+_dumps = json.encoder.JSONEncoder(allow_nan=True).encode
+
+
+def _pack(body: Any, blobs: list[bytes]) -> bytes:
+    """wire.pack, in multiprocessing.Connection's framing, with a JSON encoder of the worker's own."""
+    header = _dumps({"body": body, "blobs": [len(b) for b in blobs]}).encode()
+    message = b"".join([len(header).to_bytes(4, "big"), header, *blobs])
+    n = len(message)
+    frame = n.to_bytes(4, "big", signed=True) if n <= 0x7FFFFFFF else (-1).to_bytes(4, "big", signed=True) + \
+        n.to_bytes(8, "big")
+    return frame + message
+
+
+def _send(fd: int, data: bytes, write=_write) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[write(fd, view):]
+
+
+def _tampered_reply(request_id: Any, what: str, write=_write) -> bytes:
+    """The reply that says the reply path was changed, built from literals and methods of
+    built-in types only: nothing the submission could have patched to turn it into a "returned"."""
+    rid = request_id if request_id.__class__ is (0).__class__ else 0
+    detail = "".join(c for c in what[:120] if c.isalnum() or c in "._: <>")
+    header = ('{"body": {"outcome": "tampered", "id": %d, "detail": "%s"}, "blobs": []}' % (rid, detail)).encode()
+    message = len(header).to_bytes(4, "big") + header
+    return len(message).to_bytes(4, "big", signed=True) + message
 
 
 def _type_name(v: Any) -> str:
@@ -183,10 +229,18 @@ class Worker:
         self.import_state: tuple = ([], [], [], {})
 
     def serve(self) -> None:
-        pid = os.getpid()
+        # Everything the loop relies on is bound to a local before the first student module is
+        # imported: replacing Worker.call, grader.worker.Encoder or the connection later has no
+        # effect on it, and changing what they use is caught by the seal before each reply.
+        pid, fd, getpid, write, exit_ = os.getpid(), self.conn.fileno(), os.getpid, _write, os._exit
+        recv = self.conn.recv_bytes
+        handlers = {"load": self.load, "import": self.import_op, "call": self.call, "ping": self.ping}
+        snapshot = seal.take(seal.reply_path_modules(), _tables(), _attributes())
+        check, check_code, check_defaults = seal.check, seal.check.__code__, seal.check.__defaults__
+        pack, pack_code, send, tampered = _pack, _pack.__code__, _send, _tampered_reply
         while True:
             try:
-                message = self.conn.recv_bytes()
+                message = recv()
             except (EOFError, OSError):
                 return
             body, blobs = wire.unpack(message)
@@ -194,13 +248,21 @@ class Worker:
             if op == "exit":
                 return
             _reap_children()  # processes the student's code started and that have ended: no zombies pile up
-            handler = {"load": self.load, "import": self.import_op, "call": self.call, "ping": self.ping}[op]
-            reply_body, reply_blobs = handler(body, blobs)
-            if os.getpid() != pid:
+            reply_body, reply_blobs = handlers[op](body, blobs)
+            if getpid() != pid:
                 # A copy of the worker made by os.fork() in student code: only the worker answers.
-                os._exit(0)
+                exit_(0)
+            if check.__code__ is not check_code or check.__defaults__ is not check_defaults:
+                problem = "grader.seal.check"
+            else:
+                problem = check(snapshot) if op in ("import", "call") else None
+            if problem is None and pack.__code__ is not pack_code:
+                problem = "grader.worker._pack"
+            if problem is not None:
+                send(fd, tampered(body.get("id"), problem), write)
+                continue
             reply_body["id"] = body.get("id")
-            self.conn.send_bytes(wire.pack(reply_body, reply_blobs))
+            send(fd, pack(reply_body, reply_blobs), write)
 
     def ping(self, body: dict, blobs: list[bytes]):
         return {"ok": True, "pid": os.getpid()}, []
@@ -304,6 +366,21 @@ class Worker:
         for name in MODULES:
             sys.modules.pop(name, None)  # a same-named module from elsewhere must not stand in
         importlib.invalidate_caches()
+
+
+def _tables() -> dict[str, dict]:
+    """Module-level tables the reply path reads (the accessors, the dtypes, the test functions)."""
+    tables = {}
+    for module in seal.reply_path_modules():
+        for name, obj in vars(module).items():
+            if type(obj) is dict and not name.startswith("__"):
+                tables[f"{module.__name__}.{name}"] = obj
+    tables["grader.worker._dumps.__self__"] = vars(_dumps.__self__)  # the JSON encoder's settings
+    return tables
+
+
+def _attributes() -> list[tuple[str, object, str]]:
+    return [("ctypes._string_at", _string_at, "restype"), ("ctypes._string_at", _string_at, "argtypes")]
 
 
 def _reap_children() -> None:
