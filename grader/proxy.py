@@ -137,7 +137,11 @@ class CallResult:
 # ----------------------------------------------------------------------------- the fixture object
 
 class StudentCode:
-    """One submission's code behind the worker boundary. Not thread-safe; one per submission."""
+    """One submission's code behind the worker boundary. Not thread-safe; one per submission.
+
+    Each of the submission's modules runs in a worker of its own: what one module does to its
+    interpreter (patching torch, leaving threads, breaking its worker) cannot change how another
+    module's functions behave or are reported."""
 
     def __init__(self, files: dict[str, bytes], launcher, modules: dict[str, str], limits: Limits,
                  device: str = "cpu", seed: int = 0):
@@ -147,17 +151,17 @@ class StudentCode:
         self.limits = limits
         self.device = device
         self.seed = seed
-        self.worker = None
+        self.workers: dict[str, Any] = {}  # module name -> its worker
+        self.baselines: dict[str, int | None] = {}  # module name -> its worker's memory at start (KiB)
         self.imported: set[str] = set()
         self.fatal_modules: dict[str, str] = {}
         self.current_exercise: str | None = None
         self.spent: dict[str, float] = {}
-        self.student_time = 0.0  # seconds spent waiting for the worker: what the submission budget limits
+        self.student_time = 0.0  # seconds spent waiting for workers: what the submission budget limits
         self.workers_started = 0
         self.peak_memory_mb: float | None = None
         self.output: list[str] = []
         self.requests = 0
-        self.worker_baseline_kb: int | None = None
 
     # -- public API for tests ------------------------------------------------------------
     def call(self, function: str, *args: Any, probe: str | None = None, **kwargs: Any) -> CallResult:
@@ -173,12 +177,12 @@ class StudentCode:
             "kwargs": encode_arguments(dict(kwargs), blobs),
         }
         self._ensure_imported(module)
-        body, reply_blobs = self._request(request, blobs, what=f"{function}")
+        body, reply_blobs = self._request(module, request, blobs, what=f"{function}")
         outcome = body.get("outcome")
         if outcome in ("import_error", "missing"):
             raise SubmissionUnavailable(_unavailable_message(module, body))
         if outcome not in ("returned", "raised"):
-            raise self._garbage("an unknown outcome")
+            raise self._garbage(module, "an unknown outcome")
         try:
             value = wire.decode(body.get("value"), reply_blobs) if outcome == "returned" else None
             after = wire.decode(body.get("args_after", []), reply_blobs)
@@ -187,39 +191,39 @@ class StudentCode:
                                                and all(type(exception.get(k)) is str for k in ("type", "message"))):
                 raise wire.WireError("bad exception record")
         except wire.WireError as exc:
-            raise self._garbage(str(exc)) from None
+            raise self._garbage(module, str(exc)) from None
         return CallResult(function, args, outcome, value, exception, after if type(after) is list else [],
                           body.get("versions_before", []) if type(body.get("versions_before")) is list else [],
                           float(body["elapsed"]) if type(body.get("elapsed")) is float else 0.0, self.device)
 
     # -- worker lifecycle ------------------------------------------------------------------
-    def _ensure_worker(self):
-        if self.worker is None:
+    def _ensure_worker(self, module: str):
+        if module not in self.workers:
             if self._time_left(setup=True) <= 0:
                 raise CallTimeout("no time left in this submission's time budget")
-            self.worker = self.launcher.spawn()
+            worker = self.workers[module] = self.launcher.spawn()
             self.workers_started += 1
-            self.worker_baseline_kb = self.worker.tree_memory_kb() if self.device == "cpu" else None
-            self.imported = set()
+            self.baselines[module] = worker.tree_memory_kb() if self.device == "cpu" else None
+            self.imported.discard(module)
             blobs = list(self.files.values())
             load = {"op": "load", "files": {name: i for i, name in enumerate(self.files)},
                     "device": self.device, "seed": self.seed,
                     "gpu_memory_fraction": self.limits.gpu_memory_fraction}
             try:
-                self._request(load, blobs, what="loading the submission", setup=True)
+                self._request(module, load, blobs, what="loading the submission", setup=True)
             except BaseException:
-                self._discard_worker()  # never leave a worker that did not get the submission
+                self._discard_worker(module)  # never leave a worker that did not get the submission
                 raise
-        return self.worker
+        return self.workers[module]
 
     def _ensure_imported(self, module: str) -> None:
-        self._ensure_worker()
+        self._ensure_worker(module)
         if module in self.imported:
             return
         full_timeout = self._time_left(setup=True) >= self.limits.call_timeout_s
         try:
-            body, _ = self._request({"op": "import", "module": module}, [], what=f"importing {module}.py",
-                                    setup=True)
+            body, _ = self._request(module, {"op": "import", "module": module}, [],
+                                    what=f"importing {module}.py", setup=True)
         except CallTimeout:
             if not full_timeout:  # the submission's budget ran out, not the import's own time
                 raise
@@ -237,7 +241,7 @@ class StudentCode:
         self.imported.add(module)
 
     def _time_left(self, setup: bool = False) -> float:
-        """Seconds the next request may take. Only time spent waiting for the worker counts: the
+        """Seconds the next request may take. Only time spent waiting for workers counts: the
         grader's own work (collecting tests, computing expected values) is never charged to the
         student. Loading and importing are charged to the submission, calls to the exercise too."""
         submission_left = self.limits.submission_budget_s - self.student_time
@@ -246,8 +250,8 @@ class StudentCode:
         exercise_left = self.limits.exercise_budget_s - self.spent.get(self.current_exercise, 0.0)
         return min(self.limits.call_timeout_s, exercise_left, submission_left)
 
-    def _request(self, body: dict, blobs: list[bytes], what: str, setup: bool = False):
-        worker = self.worker
+    def _request(self, module: str, body: dict, blobs: list[bytes], what: str, setup: bool = False):
+        worker = self.workers[module]
         timeout = self._time_left(setup)
         if timeout <= 0:
             raise CallTimeout(f"{what}: no time left in this exercise's or this submission's time budget")
@@ -258,21 +262,21 @@ class StudentCode:
         fd = worker.conn.fileno()
         try:
             send_message(fd, wire.pack({**body, "id": request_id}, blobs), deadline)
-            reply = recv_message(fd, deadline, wire.MAX_MESSAGE_BYTES, on_wait=self._watch_memory)
+            reply = recv_message(fd, deadline, wire.MAX_MESSAGE_BYTES, on_wait=lambda: self._watch_memory(module))
         except DeadlinePassed:
-            self._discard_worker()
+            self._discard_worker(module)
             raise CallTimeout(f"{what} did not return within {timeout:.1f} s") from None
         except MemoryLimitExceeded as exc:
-            self._discard_worker()
+            self._discard_worker(module)
             raise WorkerFault(f"{what}: the worker and the processes it started used {exc.used_mb:.0f} MB more "
                               f"memory than at its start, together; {self.limits.memory_mb} MB are allowed; killed") from None
         except MessageTooLarge as exc:
-            self._discard_worker()
+            self._discard_worker(module)
             raise WorkerFault(f"the reply to {what} was too large ({exc.size / 2**20:.0f} MiB; at most "
                               f"{wire.MAX_MESSAGE_BYTES // 2**20} MiB)") from None
         except (EOFError, OSError) as exc:
             status = worker.end_status()
-            self._discard_worker()
+            self._discard_worker(module)
             raise WorkerFault(f"the worker process ended while {what} ({_describe_end(status, exc)})") from None
         finally:
             elapsed = time.monotonic() - start
@@ -282,54 +286,64 @@ class StudentCode:
         try:
             reply_body, reply_blobs = wire.unpack(reply)
         except wire.WireError as exc:
-            raise self._garbage(str(exc)) from None
+            raise self._garbage(module, str(exc)) from None
         if type(reply_body) is not dict:
-            raise self._garbage("the reply is not a JSON object")
+            raise self._garbage(module, "the reply is not a JSON object")
         if reply_body.get("id") != request_id:
-            raise self._garbage("an answer to another request")
+            raise self._garbage(module, "an answer to another request")
         if reply_body.get("outcome") == "tampered":
-            self._discard_worker()
+            self._discard_worker(module)
             raise Tampered(f"the submission changed the grader's code in the worker "
                            f"({str(reply_body.get('detail'))[:120]}): nothing it reports can be trusted")
         return reply_body, reply_blobs
 
-    def _garbage(self, why: str) -> WorkerFault:
-        self._discard_worker()
+    def _garbage(self, module: str, why: str) -> WorkerFault:
+        self._discard_worker(module)
         return WorkerFault(f"the worker sent a malformed reply ({why})")
 
-    def _watch_memory(self) -> None:
-        """Called about every 50 ms while the worker works: RLIMIT_AS bounds each process, this
+    def _watch_memory(self, module: str) -> None:
+        """Called about every 50 ms while a worker works: RLIMIT_AS bounds each process, this
         bounds the worker and all the processes it started together (CPU only)."""
-        if self.device != "cpu" or self.worker is None:
+        worker = self.workers.get(module)
+        if self.device != "cpu" or worker is None:
             return
-        used_kb = self.worker.tree_memory_kb()
+        used_kb = worker.tree_memory_kb()
         if used_kb is None:
             return
-        if self.worker_baseline_kb is None:
-            self.worker_baseline_kb = used_kb
+        baseline = self.baselines.get(module)
+        if baseline is None:
+            baseline = self.baselines[module] = used_kb
         self.peak_memory_mb = max(self.peak_memory_mb or 0.0, used_kb / 1024)
-        if used_kb > self.worker_baseline_kb + self.limits.memory_mb * 1024:
-            raise MemoryLimitExceeded((used_kb - self.worker_baseline_kb) / 1024)
+        if used_kb > baseline + self.limits.memory_mb * 1024:
+            raise MemoryLimitExceeded((used_kb - baseline) / 1024)
 
-    def _discard_worker(self, grace: float = 0.0) -> None:
-        if self.worker is not None:
-            self.worker.close(grace)
-            peak = self.worker.peak_memory_mb()  # from wait4, now that the worker has ended
+    def _discard_worker(self, module: str, grace: float = 0.0) -> None:
+        worker = self.workers.pop(module, None)
+        self.imported.discard(module)
+        if worker is not None:
+            worker.close(grace)
+            peak = worker.peak_memory_mb()  # from wait4, now that the worker has ended
             if peak is not None:
                 self.peak_memory_mb = max(self.peak_memory_mb or 0.0, peak)
-            self.output.append(self.worker.output.text())
-            self.worker = None
+            text = worker.output.text()
+            if text:
+                self.output.append(f"--- {module}.py ---\n{text}" + ("" if text.endswith("\n") else "\n"))
 
     def close(self) -> None:
-        if self.worker is not None:
+        for worker in self.workers.values():
             try:
-                send_message(self.worker.conn.fileno(), wire.pack({"op": "exit"}, []), time.monotonic() + 0.5)
+                send_message(worker.conn.fileno(), wire.pack({"op": "exit"}, []), time.monotonic() + 0.5)
             except (OSError, DeadlinePassed):
                 pass
-        self._discard_worker(grace=0.5)
+        for module in list(self.workers):
+            self._discard_worker(module, grace=0.5)
 
     def captured_output(self) -> str:
-        return "".join(self.output)
+        """What the workers printed, at most the output limit in all."""
+        text, cap = "".join(self.output), self.limits.output_kb * 1024
+        if len(text) > cap:
+            text = text[:cap] + f"\n[... {len(text) - cap} more characters of output dropped]\n"
+        return text
 
 
 # ----------------------------------------------------------------------------- messages with a deadline
