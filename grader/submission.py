@@ -62,8 +62,8 @@ def load(path: str | os.PathLike) -> Submission:
             sub.problems.append(f"{path} does not exist")
         else:
             sub.problems.append(f"{path} is neither a folder nor a .zip file")
-    except (OSError, zipfile.BadZipFile, ValueError) as exc:
-        sub.problems.append(f"could not read {path.name}: {exc}")
+    except Exception as exc:  # an archive zipfile cannot read in one of its many ways: the submission scores 0
+        sub.problems.append(f"could not read {path.name}: {type(exc).__name__}: {str(exc)[:300]}")
     for module in sub.missing_modules:
         sub.problems.append(f"{module} is missing: its exercises score 0")
     return sub
@@ -118,8 +118,13 @@ def _load_zip(path: Path, sub: Submission) -> None:
             if info.file_size > MAX_MODULE_BYTES:
                 sub.problems.append(f"archive member {info.filename!r} rejected: larger than {MAX_MODULE_BYTES // 1024} KiB")
                 continue
-            with zf.open(info) as f:
-                data = f.read(MAX_MODULE_BYTES + 1)  # never trust the declared size
+            try:
+                with zf.open(info) as f:
+                    data = f.read(MAX_MODULE_BYTES + 1)  # never trust the declared size
+            except Exception as exc:  # bad CRC, corrupt deflate data, encrypted, unknown compression...
+                sub.problems.append(f"archive member {info.filename!r} rejected: it cannot be read "
+                                    f"({type(exc).__name__}: {str(exc)[:200]})")
+                continue
             if len(data) > MAX_MODULE_BYTES or len(data) > budget:
                 sub.problems.append(f"archive member {info.filename!r} rejected: it expands past the size limit")
                 continue
@@ -136,9 +141,10 @@ def _unsafe_member(info: zipfile.ZipInfo) -> str | None:
     if ".." in PurePosixPath(name).parts:
         return "'..' in the path"
     mode = (info.external_attr >> 16) & 0xFFFF
-    if mode and stat.S_ISLNK(mode):
+    kind = stat.S_IFMT(mode)  # 0: no Unix file type recorded (Windows tools, zipfile.writestr)
+    if kind == stat.S_IFLNK:
         return "symbolic link"
-    if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+    if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
         return "device, pipe or other special file"
     return None
 
