@@ -240,36 +240,61 @@ def _grade_locally(engine: Engine, path: str, name: str) -> dict:
 
 
 def _grade_in_processes(todo, options: Options, workers: int, finish) -> None:
+    """Grade in a pool of processes. A pool process that dies (the OOM killer, a crash in the
+    grader) breaks the whole pool: the submissions it had not started go on in a fresh pool, and
+    those in flight are graded again one at a time, so that only one that kills a pool of its
+    own gets a failure report, never a submission that was merely in the same pool."""
     ctx = get_context("spawn")
     slots = ctx.Value("i", 0)
-    pending_items = list(todo)
-    while pending_items:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_pool_process,
-                                 initargs=(options, slots)) as pool:
-            futures = {pool.submit(_grade_in_pool, path, name): (path, name) for path, name in pending_items}
-            pending_items = []
-            try:
-                while futures:
-                    done, _ = wait(futures, return_when=FIRST_COMPLETED)
-                    for fut in done:
-                        path, name = futures.pop(fut)
+    queue = list(todo)
+    while queue:
+        queue, in_flight = _pool_round(ctx, slots, options, workers, queue, finish)
+        while in_flight:
+            rest, killed = _pool_round(ctx, slots, options, 1, in_flight, finish)
+            for _, name in killed:
+                finish(failure_report(name, options, "the grading process died while grading this submission, "
+                                                     "twice (the second time on its own); it was not graded"))
+            in_flight = rest
+
+
+def _pool_round(ctx, slots, options: Options, size: int, items: list, finish) -> tuple[list, list]:
+    """Grade `items` with at most `size` in flight. Returns (not started, in flight) when the pool
+    dies, ([], []) when all are done."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    items = list(items)
+    with ProcessPoolExecutor(max_workers=size, mp_context=ctx, initializer=_init_pool_process,
+                             initargs=(options, slots)) as pool:
+        running: dict = {}
+        try:
+            while items or running:
+                while items and len(running) < size:
+                    item = items.pop(0)
+                    running[pool.submit(_grade_in_pool, *item)] = item
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                broken = []
+                for fut in done:
+                    item = running.pop(fut)
+                    try:
+                        report = fut.result()
+                    except BrokenProcessPool:
+                        broken.append(item)
+                        continue
+                    finish(report)
+                if broken:
+                    # The pool is dead: what was still running fails too, unless it had finished.
+                    for fut in wait(running)[0]:
+                        item = running.pop(fut)
                         try:
                             finish(fut.result())
-                        except GraderError:
-                            raise
-                        except Exception:  # a pool process died: grade the rest in a fresh pool
-                            pending_items.append((path, name))
-                    if pending_items and all(f.done() for f in futures):
-                        break
-            except BaseException:
-                for fut in futures:
-                    fut.cancel()
-                raise
-        if pending_items and len(pending_items) == len(todo):
-            for path, name in pending_items:
-                finish(failure_report(name, options, "the grading process crashed on this submission"))
-            return
-        todo = pending_items
+                        except BrokenProcessPool:
+                            broken.append(item)
+                    return items, broken
+        except BaseException:
+            for fut in running:
+                fut.cancel()
+            raise
+    return [], []
 
 
 def stderr_progress(report: dict, done: int, total: int) -> None:
