@@ -339,6 +339,16 @@ def serve(config: dict, control_fd: int) -> None:
     except BaseException:
         _send(control, {"error": traceback.format_exc()})
         return
+    try:
+        _serve_spawns(control, plan, limits)
+    finally:
+        try:
+            os.rmdir(plan.root_dir)  # the empty mount point of the workers' roots
+        except OSError:
+            pass
+
+
+def _serve_spawns(control: socket.socket, plan: SandboxPlan, limits: Limits) -> None:
     while True:
         _reap()
         try:
