@@ -162,6 +162,7 @@ class StudentCode:
         self.peak_memory_mb: float | None = None
         self.output: list[str] = []
         self.requests = 0
+        self.precise_not_before = 0.0
 
     # -- public API for tests ------------------------------------------------------------
     def call(self, function: str, *args: Any, probe: str | None = None, **kwargs: Any) -> CallResult:
@@ -203,7 +204,7 @@ class StudentCode:
                 raise CallTimeout("no time left in this submission's time budget")
             worker = self.workers[module] = self.launcher.spawn()
             self.workers_started += 1
-            self.baselines[module] = worker.tree_memory_kb() if self.device == "cpu" else None
+            self.baselines[module] = worker.tree_memory_kb(precise=True) if self.device == "cpu" else None
             self.imported.discard(module)
             blobs = list(self.files.values())
             load = {"op": "load", "files": {name: i for i, name in enumerate(self.files)},
@@ -303,19 +304,29 @@ class StudentCode:
 
     def _watch_memory(self, module: str) -> None:
         """Called about every 50 ms while a worker works: RLIMIT_AS bounds each process, this
-        bounds the worker and all the processes it started together (CPU only)."""
+        bounds the worker and all the processes it started together (CPU only). The cheap
+        measure is an upper bound; only when it passes the limit is the precise one taken."""
         worker = self.workers.get(module)
         if self.device != "cpu" or worker is None:
             return
-        used_kb = worker.tree_memory_kb()
-        if used_kb is None:
-            return
         baseline = self.baselines.get(module)
         if baseline is None:
-            baseline = self.baselines[module] = used_kb
-        self.peak_memory_mb = max(self.peak_memory_mb or 0.0, used_kb / 1024)
-        if used_kb > baseline + self.limits.memory_mb * 1024:
-            raise MemoryLimitExceeded((used_kb - baseline) / 1024)
+            baseline = self.baselines[module] = worker.tree_memory_kb(precise=True)
+            if baseline is None:
+                return
+        limit = baseline + self.limits.memory_mb * 1024
+        cheap = worker.tree_memory_kb()
+        if cheap is None or cheap <= limit:
+            return
+        now = time.monotonic()
+        if now < self.precise_not_before:
+            return
+        used = worker.tree_memory_kb(precise=True) or 0
+        # Many processes make the precise measure slow: never spend more than a fifth of the time on it.
+        self.precise_not_before = now + 4 * (time.monotonic() - now)
+        self.peak_memory_mb = max(self.peak_memory_mb or 0.0, used / 1024)
+        if used > limit:
+            raise MemoryLimitExceeded((used - baseline) / 1024)
 
     def _discard_worker(self, module: str, grace: float = 0.0) -> None:
         worker = self.workers.pop(module, None)
