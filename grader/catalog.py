@@ -8,7 +8,7 @@ and what every test is worth, public and hidden apart:
       public:
         test_partial_grads_lecture: 1      # points of the test (shared by its parameter cases)
       hidden:
-        test_partial_grads_random: 2
+        test_partial_grads_more: 2
 
 Public tests live in `cases/public/test_<module>.py`, hidden ones in `cases/hidden/...`;
 a test the YAML does not list, or a listed test that does not exist, is a configuration
