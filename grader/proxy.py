@@ -404,7 +404,13 @@ def recv_message(fd: int, deadline: float, max_size: int, on_wait=None) -> bytes
         (n,) = struct.unpack("!Q", _recv_exact(fd, 8, deadline, on_wait))
     if n < 0 or n > max_size:
         raise MessageTooLarge(n)
-    return _recv_exact(fd, n, deadline, on_wait)
+    if n < 4:
+        return _recv_exact(fd, n, deadline, on_wait)
+    # A grader.wire message starts with its JSON header's length: refuse a huge header unread.
+    prefix = _recv_exact(fd, 4, deadline, on_wait)
+    if struct.unpack(">I", prefix)[0] > wire.MAX_HEADER_BYTES:
+        raise MessageTooLarge(n)
+    return prefix + _recv_exact(fd, n - 4, deadline, on_wait)
 
 
 def _recv_exact(fd: int, n: int, deadline: float, on_wait=None) -> bytes:

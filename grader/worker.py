@@ -70,6 +70,8 @@ class Encoder:
             return v
         if t is _Tensor:
             return self.tensor(v, depth)
+        if t in (list, tuple, dict) and self.nodes + len(v) > wire.MAX_NODES // 2:
+            return {"$object": f"{t.__name__} of {len(v)} items (too large to send)"}
         if t is list:
             return [self.value(x, depth + 1) for x in v]
         if t is tuple:
@@ -137,11 +139,10 @@ _dumps = json.encoder.JSONEncoder(allow_nan=True).encode
 def _pack(body: Any, blobs: list[bytes]) -> bytes:
     """wire.pack, in multiprocessing.Connection's framing, with a JSON encoder of the worker's own."""
     header = _dumps({"body": body, "blobs": [len(b) for b in blobs]}).encode()
-    message = b"".join([len(header).to_bytes(4, "big"), header, *blobs])
-    n = len(message)
+    n = 4 + len(header) + sum(len(b) for b in blobs)
     frame = n.to_bytes(4, "big", signed=True) if n <= 0x7FFFFFFF else (-1).to_bytes(4, "big", signed=True) + \
         n.to_bytes(8, "big")
-    return frame + message
+    return b"".join([frame, len(header).to_bytes(4, "big"), header, *blobs])
 
 
 def _send(fd: int, data: bytes, write=_write) -> None:
