@@ -56,6 +56,7 @@ class Encoder:
         self.blobs: list[bytes] = []
         self.args = args
         self.nodes = 0
+        self.nbytes = 0
 
     def value(self, v: Any, depth: int = 0) -> Any:
         self.nodes += 1
@@ -90,6 +91,10 @@ class Encoder:
         dtype = _get["dtype"](v)
         if dtype not in wire.DTYPE_NAMES or _layout(v) != _strided:
             return {"$object": f"Tensor({dtype}, {_layout(v)})"}
+        nbytes = _numel(v) * _element_size(v)
+        if nbytes + self.nbytes > wire.MAX_MESSAGE_BYTES:
+            return {"$object": f"Tensor of {_numel(v)} elements (too large to send)"}
+        self.nbytes += nbytes
         self.blobs.append(_tensor_bytes(v))
         grad_fn = _get["grad_fn"](v)
         grad = _get["grad"](v) if with_grad and _get["is_leaf"](v) else None
