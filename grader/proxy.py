@@ -154,7 +154,8 @@ class StudentCode:
         self.workers: dict[str, Any] = {}  # module name -> its worker
         self.baselines: dict[str, int | None] = {}  # module name -> its worker's memory at start (KiB)
         self.imported: set[str] = set()
-        self.fatal_modules: dict[str, str] = {}
+        self.fatal_modules: dict[str, str] = {}  # module -> why it is never imported again
+        self.import_errors: dict[str, str] = {}  # module -> the exception its import raised
         self.current_exercise: str | None = None
         self.spent: dict[str, float] = {}
         self.student_time = 0.0  # seconds spent waiting for workers: what the submission budget limits
@@ -238,7 +239,8 @@ class StudentCode:
             raise SubmissionUnavailable(self.fatal_modules[module]) from None
         if body.get("outcome") != "imported":
             # An import that raised is cached by the worker; it costs this module's exercises only.
-            raise SubmissionUnavailable(_unavailable_message(module, body))
+            self.import_errors[module] = _unavailable_message(module, body)
+            raise SubmissionUnavailable(self.import_errors[module])
         self.imported.add(module)
 
     def _time_left(self, setup: bool = False) -> float:

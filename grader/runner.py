@@ -108,7 +108,8 @@ class Engine:
             seed=opts.seed,
             graded_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
             source_sha256=sub.sha256,
-            submission_errors=sub.problems + sorted(set(student.fatal_modules.values())),
+            submission_errors=sub.problems + sorted(set(student.fatal_modules.values())
+                                                    | set(student.import_errors.values())),
             sandbox=sandbox,
         )
         output = student.captured_output()

@@ -618,6 +618,7 @@ def test_invalid_utf8(engine, tmp_path):
     assert_held(report)
     text = messages(report, *hc.GRAD)
     assert "grad.py could not be imported: SyntaxError" in text and "utf-8" in text.lower()
+    assert any(e.startswith("grad.py could not be imported: SyntaxError") for e in report["submission_errors"])
 
 
 def test_syntax_error(engine, tmp_path):
@@ -625,6 +626,7 @@ def test_syntax_error(engine, tmp_path):
     assert_held(report)
     assert "graph.py could not be imported: SyntaxError" in messages(report, *hc.GRAPH)
     assert "line" in messages(report, *hc.GRAPH)
+    assert any(e.startswith("graph.py could not be imported: SyntaxError") for e in report["submission_errors"])
 
 
 def test_symlinked_paths(engine, tmp_path):
