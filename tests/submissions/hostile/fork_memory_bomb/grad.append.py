@@ -1,8 +1,8 @@
 
 
 # ---- attack: fork, then use memory in every child ------------------------------------------------------
-# RLIMIT_AS is per process: six children with 256 MB each stay under it one by one. Bounded:
-# 1.5 GB in all, children exit after 10 s even if nobody kills them.
+# RLIMIT_AS is per process: six children with 384 MB each stay under it one by one. Bounded:
+# 2.3 GB in all, children exit after 10 s even if nobody kills them.
 import os
 import time
 
@@ -14,9 +14,9 @@ def hvp(f, x, v):
         if pid == 0:
             kept = []
             try:
-                for _ in range(8):
+                for _ in range(12):
                     kept.append(torch.ones(2**23))  # 32 MB, written
-                    time.sleep(0.02)
+                    time.sleep(0.05)
             except (MemoryError, RuntimeError):
                 pass
             time.sleep(10)
