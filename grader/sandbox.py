@@ -79,7 +79,9 @@ class SandboxPlan:
                           "folder) are made unreadable to it by removing their other-permissions")
         else:
             filesystem = "not isolated: the worker can read what the grader's user can"
-        nproc = own_uid or self.mode == "user-namespaces"
+        # RLIMIT_NPROC counts per user id, and never for root: a user namespace made by root maps the
+        # worker to root outside, so only a worker with a user id of its own (or a user's) is limited.
+        nproc = own_uid or (self.mode == "user-namespaces" and os.geteuid() != 0)
         cpu = self.device == "cpu"
         return {
             "backend": self.mode,
@@ -99,7 +101,8 @@ class SandboxPlan:
             "output_limit_kb": limits.output_kb,
             "environment": "cleared: only PATH, HOME, LANG, TMPDIR and thread settings",
             "notes": list(self.notes) + ([] if nproc else [
-                "no process-count limit: RLIMIT_NPROC counts per user id, and the worker shares the grader's"]),
+                "no process-count limit: RLIMIT_NPROC counts per user id (never for root), and the worker "
+                "shares the grader's"]),
         }
 
     def to_json(self) -> dict:
