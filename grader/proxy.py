@@ -139,9 +139,10 @@ class CallResult:
 class StudentCode:
     """One submission's code behind the worker boundary. Not thread-safe; one per submission.
 
-    Each of the submission's modules runs in a worker of its own: what one module does to its
-    interpreter (patching torch, leaving threads, breaking its worker) cannot change how another
-    module's functions behave or are reported."""
+    On the CPU each of the submission's modules runs in a worker of its own: what one module does
+    to its interpreter (patching torch, leaving threads, breaking its worker) cannot change how
+    another module's functions behave or are reported. On a GPU the modules share one worker:
+    each worker would hold a CUDA context of its own and a share of the device's memory."""
 
     def __init__(self, files: dict[str, bytes], launcher, modules: dict[str, str], limits: Limits,
                  device: str = "cpu", seed: int = 0):
@@ -151,9 +152,9 @@ class StudentCode:
         self.limits = limits
         self.device = device
         self.seed = seed
-        self.workers: dict[str, Any] = {}  # module name -> its worker
-        self.baselines: dict[str, int | None] = {}  # module name -> its worker's memory at start (KiB)
-        self.imported: set[str] = set()
+        self.workers: dict[str, Any] = {}  # slot (a module name, or "all" on a GPU) -> its worker
+        self.baselines: dict[str, int | None] = {}  # slot -> its worker's memory at start (KiB)
+        self.imported: set[str] = set()  # modules imported in their slot's live worker
         self.fatal_modules: dict[str, str] = {}  # module -> why it is never imported again
         self.import_errors: dict[str, str] = {}  # module -> the exception its import raised
         self.current_exercise: str | None = None
@@ -199,14 +200,18 @@ class StudentCode:
                           float(body["elapsed"]) if type(body.get("elapsed")) is float else 0.0, self.device)
 
     # -- worker lifecycle ------------------------------------------------------------------
+    def _slot(self, module: str) -> str:
+        return module if self.device == "cpu" else "all"
+
     def _ensure_worker(self, module: str):
-        if module not in self.workers:
+        slot = self._slot(module)
+        if slot not in self.workers:
             if self._time_left(setup=True) <= 0:
                 raise CallTimeout("no time left in this submission's time budget")
-            worker = self.workers[module] = self.launcher.spawn()
+            worker = self.workers[slot] = self.launcher.spawn()
             self.workers_started += 1
-            self.baselines[module] = worker.tree_memory_kb(precise=True) if self.device == "cpu" else None
-            self.imported.discard(module)
+            self.baselines[slot] = worker.tree_memory_kb(precise=True) if self.device == "cpu" else None
+            self.imported -= {m for m in self.imported if self._slot(m) == slot}
             blobs = list(self.files.values())
             load = {"op": "load", "files": {name: i for i, name in enumerate(self.files)},
                     "device": self.device, "seed": self.seed,
@@ -216,7 +221,7 @@ class StudentCode:
             except BaseException:
                 self._discard_worker(module)  # never leave a worker that did not get the submission
                 raise
-        return self.workers[module]
+        return self.workers[slot]
 
     def _ensure_imported(self, module: str) -> None:
         self._ensure_worker(module)
@@ -254,7 +259,7 @@ class StudentCode:
         return min(self.limits.call_timeout_s, exercise_left, submission_left)
 
     def _request(self, module: str, body: dict, blobs: list[bytes], what: str, setup: bool = False):
-        worker = self.workers[module]
+        worker = self.workers[self._slot(module)]
         timeout = self._time_left(setup)
         if timeout <= 0:
             raise CallTimeout(f"{what}: no time left in this exercise's or this submission's time budget")
@@ -308,12 +313,13 @@ class StudentCode:
         """Called about every 50 ms while a worker works: RLIMIT_AS bounds each process, this
         bounds the worker and all the processes it started together (CPU only). The cheap
         measure is an upper bound; only when it passes the limit is the precise one taken."""
-        worker = self.workers.get(module)
+        slot = self._slot(module)
+        worker = self.workers.get(slot)
         if self.device != "cpu" or worker is None:
             return
-        baseline = self.baselines.get(module)
+        baseline = self.baselines.get(slot)
         if baseline is None:
-            baseline = self.baselines[module] = worker.tree_memory_kb(precise=True)
+            baseline = self.baselines[slot] = worker.tree_memory_kb(precise=True)
             if baseline is None:
                 return
         limit = baseline + self.limits.memory_mb * 1024
@@ -331,8 +337,9 @@ class StudentCode:
             raise MemoryLimitExceeded((used - baseline) / 1024)
 
     def _discard_worker(self, module: str, grace: float = 0.0) -> None:
-        worker = self.workers.pop(module, None)
-        self.imported.discard(module)
+        slot = self._slot(module)
+        worker = self.workers.pop(slot, None)
+        self.imported -= {m for m in self.imported if self._slot(m) == slot}
         if worker is not None:
             worker.close(grace)
             peak = worker.peak_memory_mb()  # from wait4, now that the worker has ended
@@ -340,7 +347,8 @@ class StudentCode:
                 self.peak_memory_mb = max(self.peak_memory_mb or 0.0, peak)
             text = worker.output.text()
             if text:
-                self.output.append(f"--- {module}.py ---\n{text}" + ("" if text.endswith("\n") else "\n"))
+                label = "all modules" if slot == "all" else f"{slot}.py"
+                self.output.append(f"--- {label} ---\n{text}" + ("" if text.endswith("\n") else "\n"))
 
     def close(self) -> None:
         for worker in self.workers.values():
