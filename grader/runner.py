@@ -271,11 +271,17 @@ def _pool_round(ctx, slots, options: Options, size: int, items: list, finish) ->
         running: dict = {}
         try:
             while items or running:
+                broken, dead = [], False
                 while items and len(running) < size:
-                    item = items.pop(0)
-                    running[pool.submit(_grade_in_pool, *item)] = item
+                    try:
+                        running[pool.submit(_grade_in_pool, *items[0])] = items[0]
+                    except BrokenProcessPool:  # it died since the last wait: nothing more goes in
+                        dead = True
+                        break
+                    items.pop(0)
+                if dead and not running:
+                    return items, []
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
-                broken = []
                 for fut in done:
                     item = running.pop(fut)
                     try:
