@@ -11,6 +11,9 @@ kills or hangs the worker is never imported again for this submission.
 
 from __future__ import annotations
 
+import os
+import select
+import struct
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +30,10 @@ class CallTimeout(Exception):
 
 class WorkerFault(Exception):
     """The worker died or sent garbage (status `error`)."""
+
+
+class Tampered(WorkerFault):
+    """The worker's reply path was changed by the submission (status `error`, 0 points)."""
 
 
 class SubmissionUnavailable(Exception):
@@ -131,7 +138,12 @@ class CallResult:
 # ----------------------------------------------------------------------------- the fixture object
 
 class StudentCode:
-    """One submission's code behind the worker boundary. Not thread-safe; one per submission."""
+    """One submission's code behind the worker boundary. Not thread-safe; one per submission.
+
+    On the CPU each of the submission's modules runs in a worker of its own: what one module does
+    to its interpreter (patching torch, leaving threads, breaking its worker) cannot change how
+    another module's functions behave or are reported. On a GPU the modules share one worker:
+    each worker would hold a CUDA context of its own and a share of the device's memory."""
 
     def __init__(self, files: dict[str, bytes], launcher, modules: dict[str, str], limits: Limits,
                  device: str = "cpu", seed: int = 0):
@@ -141,15 +153,19 @@ class StudentCode:
         self.limits = limits
         self.device = device
         self.seed = seed
-        self.worker = None
-        self.imported: set[str] = set()
-        self.fatal_modules: dict[str, str] = {}
+        self.workers: dict[str, Any] = {}  # slot (a module name, or "all" on a GPU) -> its worker
+        self.baselines: dict[str, int | None] = {}  # slot -> its worker's memory at start (KiB)
+        self.imported: set[str] = set()  # modules imported in their slot's live worker
+        self.fatal_modules: dict[str, str] = {}  # module -> why it is never imported again
+        self.import_errors: dict[str, str] = {}  # module -> the exception its import raised
         self.current_exercise: str | None = None
         self.spent: dict[str, float] = {}
-        self.started = time.monotonic()
+        self.student_time = 0.0  # seconds spent waiting for workers: what the submission budget limits
         self.workers_started = 0
         self.peak_memory_mb: float | None = None
         self.output: list[str] = []
+        self.requests = 0
+        self.precise_not_before = 0.0
 
     # -- public API for tests ------------------------------------------------------------
     def call(self, function: str, *args: Any, probe: str | None = None, **kwargs: Any) -> CallResult:
@@ -164,14 +180,13 @@ class StudentCode:
             "args": encode_arguments(list(args), blobs),
             "kwargs": encode_arguments(dict(kwargs), blobs),
         }
-        self._ensure_worker()
         self._ensure_imported(module)
-        body, reply_blobs = self._request(request, blobs, what=f"{function}")
+        body, reply_blobs = self._request(module, request, blobs, what=f"{function}")
         outcome = body.get("outcome")
         if outcome in ("import_error", "missing"):
             raise SubmissionUnavailable(_unavailable_message(module, body))
         if outcome not in ("returned", "raised"):
-            raise self._garbage("an unknown outcome")
+            raise self._garbage(module, "an unknown outcome")
         try:
             value = wire.decode(body.get("value"), reply_blobs) if outcome == "returned" else None
             after = wire.decode(body.get("args_after", []), reply_blobs)
@@ -180,7 +195,7 @@ class StudentCode:
                                                and all(type(exception.get(k)) is str for k in ("type", "message"))):
                 raise wire.WireError("bad exception record")
         except wire.WireError as exc:
-            raise self._garbage(str(exc)) from None
+            raise self._garbage(module, str(exc)) from None
         api_calls = body.get("api_calls")
         if type(api_calls) is not dict or not all(type(k) is str and type(v) is int for k, v in api_calls.items()):
             api_calls = {}
@@ -190,89 +205,250 @@ class StudentCode:
                           api_calls)
 
     # -- worker lifecycle ------------------------------------------------------------------
-    def _ensure_worker(self):
-        if self.worker is None:
+    def _slot(self, module: str) -> str:
+        return module if self.device == "cpu" else "all"
+
+    def _ensure_worker(self, module: str):
+        slot = self._slot(module)
+        if slot not in self.workers:
+            if self._time_left(setup=True) <= 0:
+                raise CallTimeout("no time left in this submission's time budget")
             try:
-                self.worker = self.launcher.spawn()
+                worker = self.workers[slot] = self.launcher.spawn()
             except (OSError, RuntimeError) as exc:
                 raise WorkerFault(f"could not start a worker: {exc}") from None
             self.workers_started += 1
-            self.imported = set()
+            self.baselines[slot] = worker.tree_memory_kb(precise=True) if self.device == "cpu" else None
+            self.imported -= {m for m in self.imported if self._slot(m) == slot}
             blobs = list(self.files.values())
             load = {"op": "load", "files": {name: i for i, name in enumerate(self.files)},
                     "device": self.device, "seed": self.seed,
                     "gpu_memory_fraction": self.limits.gpu_memory_fraction}
-            self._request(load, blobs, what="loading the submission", ensure=False)
-        return self.worker
+            try:
+                self._request(module, load, blobs, what="loading the submission", setup=True)
+            except BaseException:
+                self._discard_worker(module)  # never leave a worker that did not get the submission
+                raise
+        return self.workers[slot]
 
     def _ensure_imported(self, module: str) -> None:
+        self._ensure_worker(module)
         if module in self.imported:
             return
+        full_timeout = self._time_left(setup=True) >= self.limits.call_timeout_s
         try:
-            body, _ = self._request({"op": "import", "module": module}, [], what=f"importing {module}.py")
+            body, _ = self._request(module, {"op": "import", "module": module}, [],
+                                    what=f"importing {module}.py", setup=True)
         except CallTimeout:
+            if not full_timeout:  # the submission's budget ran out, not the import's own time
+                raise
             self.fatal_modules[module] = f"importing {module}.py did not finish in time (an infinite loop at import?)"
+            raise SubmissionUnavailable(self.fatal_modules[module]) from None
+        except Tampered as exc:
+            self.fatal_modules[module] = f"importing {module}.py: {exc}; its exercises score 0"
             raise SubmissionUnavailable(self.fatal_modules[module]) from None
         except WorkerFault as exc:
             self.fatal_modules[module] = f"importing {module}.py killed the worker: {exc}"
             raise SubmissionUnavailable(self.fatal_modules[module]) from None
         if body.get("outcome") != "imported":
             # An import that raised is cached by the worker; it costs this module's exercises only.
-            raise SubmissionUnavailable(_unavailable_message(module, body))
+            self.import_errors[module] = _unavailable_message(module, body)
+            raise SubmissionUnavailable(self.import_errors[module])
         self.imported.add(module)
 
-    def _time_left(self) -> float:
+    def _time_left(self, setup: bool = False) -> float:
+        """Seconds the next request may take. Only time spent waiting for workers counts: the
+        grader's own work (collecting tests, computing expected values) is never charged to the
+        student. Loading and importing are charged to the submission, calls to the exercise too."""
+        submission_left = self.limits.submission_budget_s - self.student_time
+        if setup:
+            return min(self.limits.call_timeout_s, submission_left)
         exercise_left = self.limits.exercise_budget_s - self.spent.get(self.current_exercise, 0.0)
-        submission_left = self.limits.submission_budget_s - (time.monotonic() - self.started)
         return min(self.limits.call_timeout_s, exercise_left, submission_left)
 
-    def _request(self, body: dict, blobs: list[bytes], what: str, ensure: bool = True):
-        worker = self._ensure_worker() if ensure else self.worker
-        timeout = self._time_left()
+    def _request(self, module: str, body: dict, blobs: list[bytes], what: str, setup: bool = False):
+        worker = self.workers[self._slot(module)]
+        timeout = self._time_left(setup)
         if timeout <= 0:
             raise CallTimeout(f"{what}: no time left in this exercise's or this submission's time budget")
+        self.requests += 1
+        request_id = self.requests
         start = time.monotonic()
+        deadline = start + timeout
+        fd = worker.conn.fileno()
         try:
-            worker.conn.send_bytes(wire.pack(body, blobs))
-            if not worker.conn.poll(timeout):
-                self._discard_worker()
-                raise CallTimeout(f"{what} did not return within {timeout:.1f} s")
-            reply = worker.conn.recv_bytes(wire.MAX_MESSAGE_BYTES)
+            send_message(fd, wire.pack({**body, "id": request_id}, blobs), deadline)
+            reply = recv_message(fd, deadline, wire.MAX_MESSAGE_BYTES, on_wait=lambda: self._watch_memory(module))
+        except DeadlinePassed:
+            self._discard_worker(module)
+            raise CallTimeout(f"{what} did not return within {timeout:.1f} s") from None
+        except MemoryLimitExceeded as exc:
+            self._discard_worker(module)
+            raise WorkerFault(f"{what}: the worker and the processes it started used {exc.used_mb:.0f} MB more "
+                              f"memory than at its start, together; {self.limits.memory_mb} MB are allowed; killed") from None
+        except MessageTooLarge as exc:
+            self._discard_worker(module)
+            raise WorkerFault(f"the reply to {what} was too large ({exc.size / 2**20:.0f} MiB; at most "
+                              f"{wire.MAX_MESSAGE_BYTES // 2**20} MiB)") from None
         except (EOFError, OSError) as exc:
             status = worker.end_status()
-            self._discard_worker()
+            self._discard_worker(module)
             raise WorkerFault(f"the worker process ended while {what} ({_describe_end(status, exc)})") from None
         finally:
-            if self.current_exercise is not None:
-                self.spent[self.current_exercise] = self.spent.get(self.current_exercise, 0.0) + time.monotonic() - start
+            elapsed = time.monotonic() - start
+            self.student_time += elapsed
+            if self.current_exercise is not None and not setup:
+                self.spent[self.current_exercise] = self.spent.get(self.current_exercise, 0.0) + elapsed
         try:
-            return wire.unpack(reply)
+            reply_body, reply_blobs = wire.unpack(reply)
         except wire.WireError as exc:
-            raise self._garbage(str(exc)) from None
+            raise self._garbage(module, str(exc)) from None
+        if type(reply_body) is not dict:
+            raise self._garbage(module, "the reply is not a JSON object")
+        if reply_body.get("id") != request_id:
+            raise self._garbage(module, "an answer to another request")
+        if reply_body.get("outcome") == "tampered":
+            self._discard_worker(module)
+            raise Tampered(f"the submission changed the grader's code in the worker "
+                           f"({str(reply_body.get('detail'))[:120]}): nothing it reports can be trusted")
+        return reply_body, reply_blobs
 
-    def _garbage(self, why: str) -> WorkerFault:
-        self._discard_worker()
+    def _garbage(self, module: str, why: str) -> WorkerFault:
+        self._discard_worker(module)
         return WorkerFault(f"the worker sent a malformed reply ({why})")
 
-    def _discard_worker(self) -> None:
-        if self.worker is not None:
-            peak = self.worker.peak_memory_mb()
+    def _watch_memory(self, module: str) -> None:
+        """Called about every 50 ms while a worker works: RLIMIT_AS bounds each process, this
+        bounds the worker and all the processes it started together (CPU only). The cheap
+        measure is an upper bound; only when it passes the limit is the precise one taken."""
+        slot = self._slot(module)
+        worker = self.workers.get(slot)
+        if self.device != "cpu" or worker is None:
+            return
+        baseline = self.baselines.get(slot)
+        if baseline is None:
+            baseline = self.baselines[slot] = worker.tree_memory_kb(precise=True)
+            if baseline is None:
+                return
+        limit = baseline + self.limits.memory_mb * 1024
+        cheap = worker.tree_memory_kb()
+        if cheap is None or cheap <= limit:
+            return
+        now = time.monotonic()
+        if now < self.precise_not_before:
+            return
+        used = worker.tree_memory_kb(precise=True) or 0
+        # Many processes make the precise measure slow: never spend more than a fifth of the time on it.
+        self.precise_not_before = now + 4 * (time.monotonic() - now)
+        self.peak_memory_mb = max(self.peak_memory_mb or 0.0, used / 1024)
+        if used > limit:
+            raise MemoryLimitExceeded((used - baseline) / 1024)
+
+    def _discard_worker(self, module: str, grace: float = 0.0) -> None:
+        slot = self._slot(module)
+        worker = self.workers.pop(slot, None)
+        self.imported -= {m for m in self.imported if self._slot(m) == slot}
+        if worker is not None:
+            worker.close(grace)
+            peak = worker.peak_memory_mb()  # from wait4, now that the worker has ended
             if peak is not None:
                 self.peak_memory_mb = max(self.peak_memory_mb or 0.0, peak)
-            self.worker.close()
-            self.output.append(self.worker.output.text())
-            self.worker = None
+            text = worker.output.text()
+            if text:
+                label = "all modules" if slot == "all" else f"{slot}.py"
+                self.output.append(f"--- {label} ---\n{text}" + ("" if text.endswith("\n") else "\n"))
 
     def close(self) -> None:
-        if self.worker is not None:
+        for worker in self.workers.values():
             try:
-                self.worker.conn.send_bytes(wire.pack({"op": "exit"}, []))
-            except OSError:
+                send_message(worker.conn.fileno(), wire.pack({"op": "exit"}, []), time.monotonic() + 0.5)
+            except (OSError, DeadlinePassed):
                 pass
-        self._discard_worker()
+        for module in list(self.workers):
+            self._discard_worker(module, grace=0.5)
 
     def captured_output(self) -> str:
-        return "".join(self.output)
+        """What the workers printed, at most the output limit in all."""
+        text, cap = "".join(self.output), self.limits.output_kb * 1024
+        if len(text) > cap:
+            text = text[:cap] + f"\n[... {len(text) - cap} more characters of output dropped]\n"
+        return text
+
+
+# ----------------------------------------------------------------------------- messages with a deadline
+
+class DeadlinePassed(Exception):
+    """The worker did not finish sending (or reading) a message in time."""
+
+
+class MemoryLimitExceeded(Exception):
+    def __init__(self, used_mb: float):
+        super().__init__(used_mb)
+        self.used_mb = used_mb
+
+
+class MessageTooLarge(Exception):
+    def __init__(self, size: int):
+        super().__init__(size)
+        self.size = size
+
+
+def send_message(fd: int, payload: bytes, deadline: float) -> None:
+    """Write one message in multiprocessing.Connection's framing, giving up at `deadline`.
+
+    The trusted end of the socket is non-blocking: a worker that stops reading cannot hang us."""
+    n = len(payload)
+    header = struct.pack("!i", n) if n <= 0x7FFFFFFF else struct.pack("!i", -1) + struct.pack("!Q", n)
+    for part in (header, payload):
+        view = memoryview(part)
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [fd], [], left)[1]:
+                raise DeadlinePassed
+            try:
+                view = view[os.write(fd, view[: 1 << 20]):]
+            except BlockingIOError:
+                pass
+
+
+WATCH_INTERVAL_S = 0.05
+
+
+def recv_message(fd: int, deadline: float, max_size: int, on_wait=None) -> bytes:
+    """Read one whole message, or raise DeadlinePassed: a worker that sends half a message and
+    stops (or trickles bytes) costs at most the time left, never a hung grading run."""
+    (n,) = struct.unpack("!i", _recv_exact(fd, 4, deadline, on_wait))
+    if n == -1:
+        (n,) = struct.unpack("!Q", _recv_exact(fd, 8, deadline, on_wait))
+    if n < 0 or n > max_size:
+        raise MessageTooLarge(n)
+    if n < 4:
+        return _recv_exact(fd, n, deadline, on_wait)
+    # A grader.wire message starts with its JSON header's length: refuse a huge header unread.
+    prefix = _recv_exact(fd, 4, deadline, on_wait)
+    if struct.unpack(">I", prefix)[0] > wire.MAX_HEADER_BYTES:
+        raise MessageTooLarge(n)
+    return prefix + _recv_exact(fd, n - 4, deadline, on_wait)
+
+
+def _recv_exact(fd: int, n: int, deadline: float, on_wait=None) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise DeadlinePassed
+        if not select.select([fd], [], [], min(left, WATCH_INTERVAL_S) if on_wait else left)[0]:
+            if on_wait is not None:
+                on_wait()
+            continue
+        try:
+            chunk = os.read(fd, min(n - len(buf), 1 << 20))
+        except BlockingIOError:
+            continue
+        if not chunk:
+            raise EOFError("the worker closed the connection")
+        buf += chunk
+    return bytes(buf)
 
 
 def _unavailable_message(module: str, body: dict) -> str:

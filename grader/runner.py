@@ -12,7 +12,7 @@ import os
 import sys
 import time
 import traceback
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -51,6 +51,7 @@ class Options:
     exercises: set[str] | None = None
     limits: Limits = field(default_factory=Limits)
     extra_hidden: list[str] = field(default_factory=list)
+    sandbox: str | None = None  # None: the strongest isolation this machine allows; "process": no namespaces
 
 
 def resolve_device(device: str) -> str:
@@ -71,7 +72,7 @@ class Engine:
         self.options = options
         self.catalog = catalog_module.load()
         self.launcher = make_launcher(options.limits, device=options.device, slot=slot,
-                                      extra_hidden=options.extra_hidden)
+                                      extra_hidden=options.extra_hidden, force_mode=options.sandbox)
 
     def grade(self, path: str | os.PathLike, name: str | None = None) -> dict:
         sub = submission.load(path)
@@ -97,6 +98,8 @@ class Engine:
                     outcome.message = f"the test did not run (pytest exit code {int(exit_code)})"
         sandbox = self.launcher.plan.describe(opts.limits)
         sandbox["peak_memory_mb"] = round(student.peak_memory_mb, 1) if student.peak_memory_mb else None
+        sandbox["workers"] = (f"one per module ({student.workers_started} started)" if opts.device == "cpu" else
+                              f"one for all modules, a CUDA context being costly ({student.workers_started} started)")
         report = results.build_report(
             submission=sub.name,
             exercises=self._exercises(),
@@ -108,7 +111,8 @@ class Engine:
             seed=opts.seed,
             graded_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
             source_sha256=sub.sha256,
-            submission_errors=sub.problems + sorted(set(student.fatal_modules.values())),
+            submission_errors=sub.problems + sorted(set(student.fatal_modules.values())
+                                                    | set(student.import_errors.values())),
             sandbox=sandbox,
         )
         output = student.captured_output()
@@ -256,34 +260,64 @@ def _grade_locally(engine: Engine, path: str, name: str) -> dict:
 
 
 def _grade_in_processes(todo, options: Options, workers: int, finish) -> None:
-    """One engine per pool process. If a pool process dies (it never runs student code, so
-    this is the grader's own fault, e.g. the machine killing it), the submissions it left
-    unfinished are graded again in a fresh pool; a submission that breaks two pools gets a
-    complete score file that says so."""
+    """Grade in a pool of processes. A pool process that dies (the OOM killer, a crash in the
+    grader) breaks the whole pool: the submissions it had not started go on in a fresh pool, and
+    those in flight are graded again one at a time, so that only one that kills a pool of its
+    own gets a failure report, never a submission that was merely in the same pool."""
     ctx = get_context("spawn")
-    crashes: dict[str, int] = {}
-    remaining = list(todo)
-    while remaining:
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_pool_process,
-                                   initargs=(options,))
+    queue = list(todo)
+    while queue:
+        queue, in_flight = _pool_round(ctx, options, workers, queue, finish)
+        while in_flight:
+            rest, killed = _pool_round(ctx, options, 1, in_flight, finish)
+            for _, name in killed:
+                finish(failure_report(name, options, "the grading process died while grading this submission, "
+                                                     "twice (the second time on its own); it was not graded"))
+            in_flight = rest
+
+
+def _pool_round(ctx, options: Options, size: int, items: list, finish) -> tuple[list, list]:
+    """Grade `items` with at most `size` in flight. Returns (not started, in flight) when the pool
+    dies, ([], []) when all are done."""
+    items = list(items)
+    with ProcessPoolExecutor(max_workers=size, mp_context=ctx, initializer=_init_pool_process,
+                             initargs=(options,)) as pool:
+        running: dict = {}
         try:
-            futures = {pool.submit(_grade_in_pool, path, name): (path, name) for path, name in remaining}
-            remaining = []
-            for fut in as_completed(futures):
-                path, name = futures[fut]
-                try:
-                    report = fut.result()
-                except BrokenProcessPool:
-                    crashes[name] = crashes.get(name, 0) + 1
-                    if crashes[name] < 2:
-                        remaining.append((path, name))
+            while items or running:
+                broken, dead = [], False
+                while items and len(running) < size:
+                    try:
+                        running[pool.submit(_grade_in_pool, *items[0])] = items[0]
+                    except BrokenProcessPool:  # it died since the last wait: nothing more goes in
+                        dead = True
+                        break
+                    items.pop(0)
+                if dead and not running:
+                    return items, []
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    item = running.pop(fut)
+                    try:
+                        report = fut.result()
+                    except BrokenProcessPool:
+                        broken.append(item)
                         continue
-                    report = failure_report(name, options, "a grading process died twice while grading this submission")
-                finish(report)
+                    finish(report)
+                if broken:
+                    # The pool is dead: what was still running fails too, unless it had finished.
+                    for fut in wait(running)[0]:
+                        item = running.pop(fut)
+                        try:
+                            finish(fut.result())
+                        except BrokenProcessPool:
+                            broken.append(item)
+                    return items, broken
         except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
+            for fut in running:
+                fut.cancel()
             raise
-        pool.shutdown()
+    return [], []
 
 
 def stderr_progress(report: dict, done: int, total: int) -> None:

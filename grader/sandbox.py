@@ -23,6 +23,7 @@ import ctypes.util
 import os
 import platform
 import resource
+import stat
 import sys
 from dataclasses import asdict, dataclass, field
 
@@ -60,17 +61,48 @@ class SandboxPlan:
     notes: list[str] = field(default_factory=list)
 
     def describe(self, limits: Limits) -> dict:
+        """How a worker was isolated and limited, for the score file's `sandbox` block."""
         isolated = self.mode != "process"
+        own_uid = self.worker_uid is not None
+        if own_uid:
+            user = f"uid {self.worker_uid}, dropped from root, no capabilities, no_new_privs"
+        elif self.mode == "user-namespaces":
+            user = "root of a new user namespace (the grader's user outside), no capabilities, no_new_privs"
+        else:
+            user = "the grader's own user (no root to drop from)"
+        if isolated:
+            filesystem = ("private root: system and Python directories and the grader's public modules, "
+                          "read-only; hidden tests and points covered; its own empty /tmp and /work")
+        elif own_uid:
+            filesystem = (f"the machine's own, seen as uid {self.worker_uid}; the secret paths (hidden tests, points, "
+                          "solutions, and what --hide names: `grader grade` adds the submissions and the output "
+                          "folder) are made unreadable to it by removing their other-permissions")
+        else:
+            filesystem = "not isolated: the worker can read what the grader's user can"
+        # RLIMIT_NPROC counts per user id, and never for root: a user namespace made by root maps the
+        # worker to root outside, so only a worker with a user id of its own (or a user's) is limited.
+        nproc = own_uid or (self.mode == "user-namespaces" and os.geteuid() != 0)
+        cpu = self.device == "cpu"
         return {
             "backend": self.mode,
-            "network": "none (empty network namespace)" if isolated else "not isolated: no namespaces on this machine",
-            "user": (f"uid {self.worker_uid}" if self.worker_uid is not None
-                     else "unprivileged user namespace" if self.mode == "user-namespaces"
-                     else "same user as the grader"),
-            "filesystem": ("private root: system, Python and the grader's public modules, read-only"
-                           if isolated else "not isolated: the worker can read what the grader's user can"),
-            "memory_limit_mb": limits.memory_mb if self.device == "cpu" else None,
-            "notes": list(self.notes),
+            "network": ("none: an empty network namespace" if isolated
+                        else "not isolated: no network namespace on this machine"),
+            "user": user,
+            "filesystem": filesystem,
+            "processes": ("a PID namespace of its own: whatever it starts dies with it" if isolated else
+                          "its parent is a child subreaper that kills whatever it leaves behind"),
+            "processes_limit": limits.processes if nproc else None,
+            "memory_limit_mb": limits.memory_mb if cpu else None,
+            "memory": (f"{limits.memory_mb} MB above its start: per process by RLIMIT_AS, for all its processes "
+                       "together by the grader (resident memory, checked every 50 ms)" if cpu else
+                       f"GPU: {limits.gpu_memory_fraction:.0%} of the device's memory; no address-space limit"),
+            "time_limits_s": {"call": limits.call_timeout_s, "exercise": limits.exercise_budget_s,
+                              "submission": limits.submission_budget_s, "cpu": limits.cpu_s},
+            "output_limit_kb": limits.output_kb,
+            "environment": "cleared: only PATH, HOME, LANG, TMPDIR and thread settings",
+            "notes": list(self.notes) + ([] if nproc else [
+                "no process-count limit: RLIMIT_NPROC counts per user id (never for root), and the worker "
+                "shares the grader's"]),
         }
 
     def to_json(self) -> dict:
@@ -89,7 +121,7 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
 MNT_DETACH = 2
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 4, 38, 36
 _SYSCALLS = {"x86_64": {"pivot_root": 155, "capset": 126}, "aarch64": {"pivot_root": 41, "capset": 91}}
 
 _libc = None
@@ -160,10 +192,11 @@ def unshare_for_worker(plan: SandboxPlan) -> None:
         unshare(flags)
 
 
-def enter(plan: SandboxPlan, limits: Limits) -> str:
+def enter(plan: SandboxPlan, limits: Limits, workdir: str | None = None) -> str:
     """Isolate the current process (the worker) and return its private work directory."""
     if plan.mode == "process":
-        workdir = _private_tempdir()
+        workdir = workdir or make_workdir(plan)
+        os.chdir(workdir)
     else:
         workdir = "/work"
         _build_root(plan, limits)
@@ -173,10 +206,14 @@ def enter(plan: SandboxPlan, limits: Limits) -> str:
     return workdir
 
 
-def _private_tempdir() -> str:
+def make_workdir(plan: SandboxPlan) -> str:
+    """A private work directory for a worker without namespaces, owned by the user it will run as."""
     import tempfile
 
-    return tempfile.mkdtemp(prefix="autograd-lab-worker-")
+    workdir = tempfile.mkdtemp(prefix="autograd-lab-worker-")
+    if plan.worker_uid is not None and os.geteuid() == 0:
+        os.chown(workdir, plan.worker_uid, plan.worker_gid)
+    return workdir
 
 
 def _build_root(plan: SandboxPlan, limits: Limits) -> None:
@@ -297,6 +334,68 @@ def _drop_privileges(plan: SandboxPlan) -> None:
 def _write(path: str, text: str) -> None:
     with open(path, "w") as f:
         f.write(text)
+
+
+def kill_descendants(rounds: int = 200) -> int:
+    """Kill every process below this one and reap it; returns how many were killed.
+
+    Meant for a child subreaper (PR_SET_CHILD_SUBREAPER): whatever the worker started, detached
+    with setsid and a double fork or not, is re-parented here when its parent dies, so killing
+    the children round after round reaches all of them."""
+    import signal
+    import time
+
+    killed = 0
+    for _ in range(rounds):
+        children = _children(os.getpid())
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except ProcessLookupError:
+                pass
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        except ChildProcessError:
+            if not children:
+                return killed
+        if not children and not _children(os.getpid()):
+            return killed
+        time.sleep(0.005)
+    return killed
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    out: list[int] = []
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out += [int(x) for x in f.read().split()]
+        except OSError:
+            pass
+    return out
+
+
+def protect_from_other_users(paths: list[str]) -> list[str]:
+    """Remove the other-permissions of each path (not followed if a link): for a worker that runs
+    as a user of its own on the machine's file system (process sandbox as root). Returns the
+    paths changed."""
+    changed = []
+    for path in paths:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISLNK(st.st_mode) or not st.st_mode & 0o007:
+            continue
+        os.chmod(path, stat.S_IMODE(st.st_mode) & ~0o007)
+        changed.append(path)
+    return changed
 
 
 # ----------------------------------------------------------------------------- choosing a plan

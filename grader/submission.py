@@ -62,8 +62,8 @@ def load(path: str | os.PathLike) -> Submission:
             sub.problems.append(f"{path} does not exist")
         else:
             sub.problems.append(f"{path} is neither a folder nor a .zip file")
-    except (OSError, zipfile.BadZipFile, ValueError) as exc:
-        sub.problems.append(f"could not read {path.name}: {exc}")
+    except Exception as exc:  # an archive zipfile cannot read in one of its many ways: the submission scores 0
+        sub.problems.append(f"could not read {path.name}: {type(exc).__name__}: {str(exc)[:300]}")
     for module in sub.missing_modules:
         sub.problems.append(f"{module} is missing: its exercises score 0")
     return sub
@@ -111,8 +111,13 @@ def _load_zip(path: Path, sub: Submission) -> None:
             if info.file_size > MAX_MODULE_BYTES:
                 sub.problems.append(f"archive member {info.filename!r} rejected: larger than {MAX_MODULE_BYTES // 1024} KiB")
                 continue
-            with zf.open(info) as f:
-                data = f.read(MAX_MODULE_BYTES + 1)  # never trust the declared size
+            try:
+                with zf.open(info) as f:
+                    data = f.read(MAX_MODULE_BYTES + 1)  # never trust the declared size
+            except Exception as exc:  # bad CRC, corrupt deflate data, encrypted, unknown compression...
+                sub.problems.append(f"archive member {info.filename!r} rejected: it cannot be read "
+                                    f"({type(exc).__name__}: {str(exc)[:200]})")
+                continue
             if len(data) > MAX_MODULE_BYTES or len(data) > budget:
                 sub.problems.append(f"archive member {info.filename!r} rejected: it expands past the size limit")
                 continue

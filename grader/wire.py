@@ -68,7 +68,7 @@ def unpack(message: bytes) -> tuple[Any, list[bytes]]:
         raise WireError("bad header length")
     try:
         header = json.loads(message[4 : 4 + header_len].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # bad UTF-8 or JSON, an int too long to convert
         raise WireError(f"header is not JSON: {exc}") from None
     if type(header) is not dict or set(header) != {"body", "blobs"}:
         raise WireError("header must hold exactly 'body' and 'blobs'")

@@ -11,7 +11,10 @@ trusted side treats every reply as data to check, never as a verdict.
 
 from __future__ import annotations
 
+import ctypes
 import importlib
+from collections import Counter
+import json.encoder
 import os
 import sys
 import time
@@ -20,7 +23,7 @@ from typing import Any
 
 import torch
 
-from grader import wire
+from grader import seal, wire
 
 # Captured before any student code runs, so that a submission that patches torch.Tensor's
 # Python attributes cannot change what the worker reports about tensors.
@@ -31,8 +34,15 @@ _get = {
 }
 _is_inference = _TensorBase.is_inference
 _untyped_storage = _TensorBase.untyped_storage
+_storage_data_ptr = torch._C.StorageBase.data_ptr
+_layout = _TensorBase.__dict__["layout"].__get__
+_detach, _to, _contiguous = _TensorBase.detach, _TensorBase.to, _TensorBase.contiguous
+_numel, _element_size, _data_ptr = _TensorBase.numel, _TensorBase.element_size, _TensorBase.data_ptr
+_strided = torch.strided
+_string_at = ctypes._string_at  # the C function itself, not ctypes.string_at's Python wrapper
 _Tensor = torch.Tensor
 _is = lambda a, b: a is b  # noqa: E731
+_write = os.write
 
 MAX_MESSAGE_TEXT = 2000
 MODULES = ("graph", "backward", "grad", "accumulation", "inplace", "extensions")
@@ -47,6 +57,7 @@ class Encoder:
         self.blobs: list[bytes] = []
         self.args = args
         self.nodes = 0
+        self.nbytes = 0
 
     def value(self, v: Any, depth: int = 0) -> Any:
         self.nodes += 1
@@ -61,6 +72,8 @@ class Encoder:
             return v
         if t is _Tensor:
             return self.tensor(v, depth)
+        if t in (list, tuple, dict) and self.nodes + len(v) > wire.MAX_NODES // 2:
+            return {"$object": f"{t.__name__} of {len(v)} items (too large to send)"}
         if t is list:
             return [self.value(x, depth + 1) for x in v]
         if t is tuple:
@@ -77,9 +90,13 @@ class Encoder:
 
     def tensor(self, v: torch.Tensor, depth: int = 0, with_grad: bool = True) -> Any:
         dtype = _get["dtype"](v)
-        if dtype not in wire.DTYPE_NAMES or v.layout != torch.strided:
-            return {"$object": f"Tensor({dtype}, {v.layout})"}
-        self.blobs.append(wire.tensor_bytes(v))
+        if dtype not in wire.DTYPE_NAMES or _layout(v) != _strided:
+            return {"$object": f"Tensor({dtype}, {_layout(v)})"}
+        nbytes = _numel(v) * _element_size(v)
+        if nbytes + self.nbytes > wire.MAX_MESSAGE_BYTES:
+            return {"$object": f"Tensor of {_numel(v)} elements (too large to send)"}
+        self.nbytes += nbytes
+        self.blobs.append(_tensor_bytes(v))
         grad_fn = _get["grad_fn"](v)
         grad = _get["grad"](v) if with_grad and _get["is_leaf"](v) else None
         inference = bool(_is_inference(v))  # inference tensors have no version counter: reading it raises
@@ -106,13 +123,49 @@ class Encoder:
 
     def _storage_arg(self, v: torch.Tensor) -> int | None:
         try:
-            ptr = _untyped_storage(v).data_ptr()
+            ptr = _storage_data_ptr(_untyped_storage(v))
         except Exception:
             return None
         for i, a in enumerate(self.args):
-            if type(a) is _Tensor and ptr != 0 and _untyped_storage(a).data_ptr() == ptr:
+            if type(a) is _Tensor and ptr != 0 and _storage_data_ptr(_untyped_storage(a)) == ptr:
                 return i
         return None
+
+
+def _tensor_bytes(t: torch.Tensor) -> bytes:
+    """wire.tensor_bytes with the C methods captured at import: torch.Tensor's Python attributes,
+    which student code may replace, play no part."""
+    flat = _contiguous(_to(_detach(t), "cpu"))
+    nbytes = _numel(flat) * _element_size(flat)
+    return _string_at(_data_ptr(flat), nbytes) if nbytes else b""
+
+
+_dumps = json.encoder.JSONEncoder(allow_nan=True).encode
+
+
+def _pack(body: Any, blobs: list[bytes]) -> bytes:
+    """wire.pack, in multiprocessing.Connection's framing, with a JSON encoder of the worker's own."""
+    header = _dumps({"body": body, "blobs": [len(b) for b in blobs]}).encode()
+    n = 4 + len(header) + sum(len(b) for b in blobs)
+    frame = n.to_bytes(4, "big", signed=True) if n <= 0x7FFFFFFF else (-1).to_bytes(4, "big", signed=True) + \
+        n.to_bytes(8, "big")
+    return b"".join([frame, len(header).to_bytes(4, "big"), header, *blobs])
+
+
+def _send(fd: int, data: bytes, write=_write) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[write(fd, view):]
+
+
+def _tampered_reply(request_id: Any, what: str, write=_write) -> bytes:
+    """The reply that says the reply path was changed, built from literals and methods of
+    built-in types only: nothing the submission could have patched to turn it into a "returned"."""
+    rid = request_id if request_id.__class__ is (0).__class__ else 0
+    detail = "".join(c for c in what[:120] if c.isalnum() or c in "._: <>")
+    header = ('{"body": {"outcome": "tampered", "id": %d, "detail": "%s"}, "blobs": []}' % (rid, detail)).encode()
+    message = len(header).to_bytes(4, "big") + header
+    return len(message).to_bytes(4, "big", signed=True) + message
 
 
 def _type_name(v: Any) -> str:
@@ -181,27 +234,56 @@ class Worker:
         self.device = "cpu"
         self.import_failures: dict[str, dict] = {}
         self.modules: dict[str, Any] = {}
+        self.sources: dict[str, bytes] = {}
+        self.import_state: tuple = ([], [], [], {})
 
     def serve(self) -> None:
+        # Everything the loop relies on is bound to a local before the first student module is
+        # imported: replacing Worker.call, grader.worker.Encoder or the connection later has no
+        # effect on it, and changing what they use is caught by the seal before each reply.
+        pid, fd, getpid, write, exit_ = os.getpid(), self.conn.fileno(), os.getpid, _write, os._exit
+        recv = self.conn.recv_bytes
+        handlers = {"load": self.load, "import": self.import_op, "call": self.call, "ping": self.ping}
+        snapshot = seal.take(seal.reply_path_modules(), _tables(), _attributes())
+        check, check_code, check_defaults = seal.check, seal.check.__code__, seal.check.__defaults__
+        pack, pack_code, send, tampered = _pack, _pack.__code__, _send, _tampered_reply
         while True:
             try:
-                message = self.conn.recv_bytes()
+                message = recv()
             except (EOFError, OSError):
                 return
-            reply = self.handle(message)
-            if reply is None:
+            body, blobs = wire.unpack(message)
+            op = body.get("op")
+            if op == "exit":
                 return
-            self.conn.send_bytes(reply)
+            _reap_children()  # processes the student's code started and that have ended: no zombies pile up
+            reply_body, reply_blobs = handlers[op](body, blobs)
+            if getpid() != pid:
+                # A copy of the worker made by os.fork() in student code: only the worker answers.
+                exit_(0)
+            if check.__code__ is not check_code or check.__defaults__ is not check_defaults:
+                problem = "grader.seal.check"
+            else:
+                problem = check(snapshot) if op in ("import", "call") else None
+            if problem is None and pack.__code__ is not pack_code:
+                problem = "grader.worker._pack"
+            if problem is not None:
+                send(fd, tampered(body.get("id"), problem), write)
+                continue
+            reply_body["id"] = body.get("id")
+            send(fd, pack(reply_body, reply_blobs), write)
 
     def handle(self, message: bytes) -> bytes | None:
-        """One request in, one reply out (None: the trusted side said goodbye)."""
+        """One request in, one reply out, in this very process (None: the trusted side said goodbye).
+
+        Only for measuring the in-process floor (bench/inprocess.py): no seal, no fork check."""
         body, blobs = wire.unpack(message)
-        op = body.get("op")
-        if op == "exit":
+        if body.get("op") == "exit":
             return None
-        handler = {"load": self.load, "import": self.import_op, "call": self.call, "ping": self.ping}[op]
-        reply_body, reply_blobs = handler(body, blobs)
-        return wire.pack(reply_body, reply_blobs)
+        handlers = {"load": self.load, "import": self.import_op, "call": self.call, "ping": self.ping}
+        reply_body, reply_blobs = handlers[body["op"]](body, blobs)
+        reply_body["id"] = body.get("id")
+        return _pack(reply_body, reply_blobs)
 
     def ping(self, body: dict, blobs: list[bytes]):
         return {"ok": True, "pid": os.getpid()}, []
@@ -211,10 +293,13 @@ class Worker:
         for filename, index in body["files"].items():
             if os.path.basename(filename) != filename or not filename.endswith(".py"):
                 continue
+            self.sources[filename] = blobs[index]
             with open(os.path.join(self.workdir, filename), "wb") as f:
                 f.write(blobs[index])
         sys.path.insert(0, self.workdir)
         importlib.invalidate_caches()
+        # The import state every module is imported in, whatever an earlier module changed.
+        self.import_state = (list(sys.path), list(sys.meta_path), list(sys.path_hooks), dict(sys.modules))
         self.device = body.get("device", "cpu")
         torch.manual_seed(int(body.get("seed", 0)))
         if self.device.startswith("cuda"):
@@ -268,11 +353,11 @@ class Worker:
             return self.modules[module_name], None
         if module_name in self.import_failures:
             return None, self.import_failures[module_name]
-        if not os.path.exists(os.path.join(self.workdir, module_name + ".py")):
+        if module_name + ".py" not in self.sources:
             return None, {"outcome": "missing", "exception": {
                 "type": "ModuleNotFoundError", "message": f"the submission has no {module_name}.py"}}
         try:
-            sys.modules.pop(module_name, None)  # a same-named module from elsewhere must not stand in
+            self._restore_import_state(module_name + ".py")
             module = importlib.import_module(module_name)
         except BaseException as exc:
             failure = {"outcome": "import_error", "exception": _exception_data(exc)}
@@ -281,6 +366,58 @@ class Worker:
             return None, failure
         self.modules[module_name] = module
         return module, None
+
+    def _restore_import_state(self, filename: str) -> None:
+        """Undo what an earlier module did to the next import: its file deleted or rewritten, the
+        working directory, sys.path, import hooks and sys.modules changed."""
+        path = os.path.join(self.workdir, filename)
+        try:
+            with open(path, "rb") as f:
+                intact = f.read() == self.sources[filename]
+        except OSError:
+            intact = False
+        if not intact:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+            with open(path, "wb") as f:
+                f.write(self.sources[filename])
+        os.chdir(self.workdir)
+        paths, meta_path, path_hooks, modules = self.import_state
+        sys.path = list(paths)
+        sys.meta_path[:] = meta_path
+        sys.path_hooks[:] = path_hooks
+        sys.path_importer_cache.clear()
+        for name, module in modules.items():
+            if sys.modules.get(name) is not module:
+                sys.modules[name] = module
+        for name in MODULES:
+            sys.modules.pop(name, None)  # a same-named module from elsewhere must not stand in
+        importlib.invalidate_caches()
+
+
+def _tables() -> dict[str, dict]:
+    """Module-level tables the reply path reads (the accessors, the dtypes, the test functions)."""
+    tables = {}
+    for module in seal.reply_path_modules():
+        for name, obj in vars(module).items():
+            if type(obj) is dict and not name.startswith("__"):
+                tables[f"{module.__name__}.{name}"] = obj
+    tables["grader.worker._dumps.__self__"] = vars(_dumps.__self__)  # the JSON encoder's settings
+    return tables
+
+
+def _attributes() -> list[tuple[str, object, str]]:
+    return [("ctypes._string_at", _string_at, "restype"), ("ctypes._string_at", _string_at, "argtypes")]
+
+
+def _reap_children() -> None:
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
+        pass
 
 
 def _short_traceback(exc: BaseException) -> str:
@@ -308,12 +445,13 @@ RECORDED_APIS = {
     "torch.autograd.functional": ("jacobian", "hessian", "hvp", "vhp", "vjp", "jvp"),
     "torch.func": ("jacrev", "jacfwd", "hessian", "vjp", "jvp", "grad", "vmap"),
 }
-api_calls: dict[str, int] = {}
+# A Counter, not a plain dict: the seal snapshots the module's dicts, and this one changes on purpose.
+api_calls: Counter = Counter()
 
 
 def _recording(name: str, function):
     def wrapper(*args, **kwargs):
-        api_calls[name] = api_calls.get(name, 0) + 1
+        api_calls[name] += 1
         return function(*args, **kwargs)
 
     wrapper.__wrapped__ = function

@@ -19,15 +19,19 @@ plain subprocess instead.
 from __future__ import annotations
 
 import gc
+import io
 import json
 import os
 import select
+import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 import traceback
 from multiprocessing.connection import Connection
 
@@ -40,11 +44,15 @@ from grader.sandbox import Limits, SandboxPlan
 class WorkerProcess:
     """A running worker, seen from the trusted side: its connection, pid and output."""
 
-    def __init__(self, conn: Connection, pid: int, output_fd: int, status_fd: int | None, output_cap: int):
+    def __init__(self, conn: Connection, pid: int, output_fd: int, status_fd: int | None, output_cap: int,
+                 parent: int | None = None):
         self.conn = conn
+        os.set_blocking(conn.fileno(), False)  # the trusted side reads and writes with deadlines
         self.pid = pid
+        self.parent = parent  # the first child: the worker's parent, and subreaper of what it leaves
         self.status_fd = status_fd
         self.output = OutputCollector(output_fd, output_cap)
+        self._ended: str | None = None
         try:
             self.pidfd = os.pidfd_open(pid)
         except (AttributeError, OSError):
@@ -67,18 +75,32 @@ class WorkerProcess:
         return True
 
     def end_status(self, timeout: float = 1.0) -> str:
-        """How the worker ended ('exit 0', 'signal 9'), from the first child's status pipe."""
-        if self.status_fd is None:
-            return "unknown"
-        ready, _, _ = select.select([self.status_fd], [], [], timeout)
-        if not ready:
-            return "unknown"
-        try:
-            return os.read(self.status_fd, 100).decode(errors="replace").strip() or "unknown"
-        except OSError:
-            return "unknown"
+        """How the worker ended ('exit 0', 'signal 9'), from the first child's status pipe.
+
+        The first child writes it after the worker and everything it started are gone, then
+        exits; the pipe's end of file says that clean-up is over."""
+        if self._ended is not None or self.status_fd is None:
+            return self._ended or "unknown"
+        data, deadline = b"", time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select([self.status_fd], [], [], left)
+            if not ready:
+                break
+            try:
+                chunk = os.read(self.status_fd, 200)
+            except OSError:
+                break
+            if not chunk:
+                self._ended = data.decode(errors="replace").strip() or "unknown"
+                return self._ended
+            data += chunk
+        return data.decode(errors="replace").strip() or "unknown"
 
     def peak_memory_mb(self) -> float | None:
+        """The worker's peak resident memory: from wait4 once it has ended, else from /proc."""
+        for token in (self._ended or "").split():
+            if token.startswith("maxrss_kb="):
+                return int(token.partition("=")[2]) / 1024
         try:
             with open(f"/proc/{self.pid}/status") as f:
                 for line in f:
@@ -88,9 +110,30 @@ class WorkerProcess:
             return None
         return None
 
-    def close(self) -> None:
-        self.kill()
+    def tree_memory_kb(self, precise: bool = False) -> int | None:
+        """Memory of the worker and every process it started (found below the first child, which
+        adopts orphans), in KiB; None if /proc cannot say. Cheap: resident pages less shared
+        file pages, which counts pages a fork shares with its parent once per process (an upper
+        bound). Precise: the proportional set size, which shares them out (about 1 ms a process)."""
+        pids, seen, total = sandbox._children(self.parent) if self.parent else [self.pid], set(), 0
+        while pids:
+            pid = pids.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            used = _pss_kb(pid) if precise else _private_rss_kb(pid)
+            if used is None:
+                continue
+            total += used
+            pids += sandbox._children(pid)
+        return total if seen else None
+
+    def close(self, grace: float = 0.0) -> None:
+        """Kill the worker (after `grace` seconds for it to exit by itself) and wait for its clean-up."""
+        if not (grace and self.wait_gone(grace)):
+            self.kill()
         self.wait_gone()
+        self.end_status(timeout=5.0)  # the first child has killed whatever the worker left behind
         for closer in (self.conn.close, self.output.join):
             try:
                 closer()
@@ -103,6 +146,29 @@ class WorkerProcess:
                 except OSError:
                     pass
         self.pidfd = self.status_fd = None
+
+
+PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024 if hasattr(os, "sysconf") else 4
+
+
+def _private_rss_kb(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            fields = f.read().split()
+        return (int(fields[1]) - int(fields[2])) * PAGE_KB
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _pss_kb(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return _private_rss_kb(pid)
 
 
 class OutputCollector:
@@ -152,12 +218,13 @@ def clean_environment() -> dict[str, str]:
 
 
 def hidden_paths(extra: list[str] | None = None) -> list[str]:
-    """Secret paths: the hidden tests and, in a source checkout, solutions, tests and history."""
+    """Secret paths: the hidden tests, the points file (it names them) and, in a source checkout,
+    solutions, tests and history."""
     import grader
 
     package = os.path.dirname(os.path.abspath(grader.__file__))
     checkout = os.path.dirname(package)
-    paths = [os.path.join(package, "cases", "hidden")]
+    paths = [os.path.join(package, "cases", "hidden"), os.path.join(package, "cases", "points.yaml")]
     if os.path.exists(os.path.join(checkout, "pyproject.toml")):
         paths += [os.path.join(checkout, name) for name in ("solutions", "tests", ".git", "bench")]
     return paths + [os.path.abspath(p) for p in (extra or [])]
@@ -219,7 +286,8 @@ class Launcher:
             ours.close()
             raise RuntimeError(f"could not start a worker: {reply['error']}")
         conn = Connection(ours.detach())
-        return WorkerProcess(conn, reply["pid"], out_read, status_read, self.limits.output_kb * 1024)
+        return WorkerProcess(conn, reply["pid"], out_read, status_read, self.limits.output_kb * 1024,
+                             parent=reply.get("parent"))
 
     def close(self) -> None:
         try:
@@ -267,9 +335,10 @@ def _spawned_worker_main(conn, limits: Limits) -> None:
     worker.run(conn, workdir)
 
 
-def make_launcher(limits: Limits, device: str = "cpu", slot: int = 0, extra_hidden: list[str] | None = None):
+def make_launcher(limits: Limits, device: str = "cpu", slot: int = 0, extra_hidden: list[str] | None = None,
+                  force_mode: str | None = None):
     if hasattr(os, "fork") and sys.platform.startswith("linux"):
-        return Launcher(limits, device=device, slot=slot, extra_hidden=extra_hidden)
+        return Launcher(limits, device=device, slot=slot, extra_hidden=extra_hidden, force_mode=force_mode)
     return SpawnLauncher(limits, device=device)
 
 
@@ -292,6 +361,16 @@ def serve(config: dict, control_fd: int) -> None:
     except BaseException:
         _send(control, {"error": traceback.format_exc()})
         return
+    try:
+        _serve_spawns(control, plan, limits)
+    finally:
+        try:
+            os.rmdir(plan.root_dir)  # the empty mount point of the workers' roots
+        except OSError:
+            pass
+
+
+def _serve_spawns(control: socket.socket, plan: SandboxPlan, limits: Limits) -> None:
     while True:
         _reap()
         try:
@@ -301,8 +380,8 @@ def serve(config: dict, control_fd: int) -> None:
         if not message:
             return
         try:
-            pid = _fork_worker(plan, limits, control, fds)
-            _send(control, {"pid": pid})
+            pid, parent = _fork_worker(plan, limits, control, fds)
+            _send(control, {"pid": pid, "parent": parent})
         except BaseException:
             _send(control, {"error": traceback.format_exc()})
         finally:
@@ -335,21 +414,92 @@ def choose_plan(config: dict) -> SandboxPlan:
     modes.append("user-namespaces")
     if config.get("force_mode"):
         modes = [config["force_mode"]]
+    uid = allocate_worker_uid(int(config.get("slot", 0))) if os.geteuid() == 0 else None
     notes = []
     for mode in modes:
         if mode == "process":
             break
         plan = SandboxPlan(mode=mode, **base)
         if mode == "root-namespaces":
-            plan.worker_uid = plan.worker_gid = 61000 + int(config.get("slot", 0)) % 4000
+            plan.worker_uid = plan.worker_gid = uid
         problem = _try_plan(plan, Limits(**config["limits"])) if sandbox.namespaces_supported() else "not Linux"
         if problem is None:
             return plan
         notes.append(f"{mode} unavailable: {problem}")
     plan = SandboxPlan(mode="process", **base, notes=notes)
-    if os.geteuid() == 0:
-        plan.worker_uid = plan.worker_gid = 61000 + int(config.get("slot", 0)) % 4000
+    plan.worker_uid = plan.worker_gid = uid
+    if uid is not None:
+        # The worker sees the machine's file system as a user of its own: make the secrets
+        # unreadable to it, as one would with chmod o= (Gradescope's advice).
+        sandbox.protect_from_other_users(config["hidden"])
     return plan
+
+
+WORKER_UIDS = range(61000, 65000)
+_uid_lock: int | None = None  # held open for the zygote's life
+
+
+def allocate_worker_uid(slot: int) -> int:
+    """A user id for this zygote's workers that no other grader and no running process uses.
+
+    RLIMIT_NPROC counts processes per user id, and processes of one user id may signal each
+    other: two graders on one machine (two runs, or two pool processes) must never share one.
+    A uid is taken with an exclusive lock on a file in a root-only folder, and skipped while
+    any process still runs under it."""
+    global _uid_lock
+    import fcntl
+
+    folder = _lock_folder()
+    count = len(WORKER_UIDS)
+    for i in range(count):
+        uid = WORKER_UIDS[(slot + i) % count]
+        if folder is not None:
+            fd = os.open(os.path.join(folder, f"{uid}.lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+        if _uid_has_processes(uid):
+            if folder is not None:
+                os.close(fd)
+            continue
+        if folder is not None:
+            if _uid_lock is not None:
+                os.close(_uid_lock)
+            _uid_lock = fd
+        return uid
+    raise RuntimeError("no free worker user id (every uid in 61000-64999 is in use)")
+
+
+def _lock_folder() -> str | None:
+    for parent in ("/run", tempfile.gettempdir()):
+        folder = os.path.join(parent, "autograd-lab-uids")
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+        except OSError:
+            continue
+        st = os.lstat(folder)
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o077:
+            return folder
+    return None
+
+
+def _uid_has_processes(uid: int) -> bool:
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/status") as f:
+                    for line in f:
+                        if line.startswith("Uid:"):
+                            if int(line.split()[1]) == uid:
+                                return True
+                            break
+            except (OSError, ValueError):
+                pass
+    return False
 
 
 def _try_plan(plan: SandboxPlan, limits: Limits) -> str | None:
@@ -379,7 +529,7 @@ def _try_plan(plan: SandboxPlan, limits: Limits) -> str | None:
     return None if status == 0 else (problem or f"status {status}")
 
 
-def _fork_worker(plan: SandboxPlan, limits: Limits, control: socket.socket, fds: list[int]) -> int:
+def _fork_worker(plan: SandboxPlan, limits: Limits, control: socket.socket, fds: list[int]) -> tuple[int, int]:
     conn_fd, out_fd, status_fd = fds
     pid_read, pid_write = os.pipe()
     first = os.fork()
@@ -390,18 +540,27 @@ def _fork_worker(plan: SandboxPlan, limits: Limits, control: socket.socket, fds:
             os.setsid()
             if sys.platform.startswith("linux"):
                 sandbox.prctl(sandbox.PR_SET_PDEATHSIG, signal.SIGKILL)
+                # Whatever the worker leaves behind is re-parented here, to be killed below.
+                sandbox.prctl(sandbox.PR_SET_CHILD_SUBREAPER, 1)
+            # Without namespaces the work directory is made here, as root, for the worker's user.
+            workdir = sandbox.make_workdir(plan) if plan.mode == "process" else None
             sandbox.unshare_for_worker(plan)
             worker_pid = os.fork()
             if worker_pid == 0:
                 os.close(pid_write)
                 os.close(status_fd)
-                _worker_main(plan, limits, conn_fd, out_fd)
+                _worker_main(plan, limits, conn_fd, out_fd, workdir)
             os.write(pid_write, f"{worker_pid}\n".encode())
             os.close(pid_write)
             os.close(conn_fd)
             os.close(out_fd)
-            _, status = os.waitpid(worker_pid, 0)
+            _, status, usage = os.wait4(worker_pid, 0)
             ended = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}"
+            ended += f" maxrss_kb={usage.ru_maxrss}"
+            # A PID namespace takes the worker's processes with it; without one, kill them here.
+            sandbox.kill_descendants()
+            if workdir is not None:
+                shutil.rmtree(workdir, ignore_errors=True)
             os.write(status_fd, ended.encode())
         except BaseException:
             try:
@@ -414,10 +573,10 @@ def _fork_worker(plan: SandboxPlan, limits: Limits, control: socket.socket, fds:
         line = f.readline().decode().strip()
     if not line.isdigit():
         raise RuntimeError(line or "the worker did not start")
-    return int(line)
+    return int(line), first
 
 
-def _worker_main(plan: SandboxPlan, limits: Limits, conn_fd: int, out_fd: int) -> None:
+def _worker_main(plan: SandboxPlan, limits: Limits, conn_fd: int, out_fd: int, workdir: str | None) -> None:
     """The worker process: never returns."""
     code = 0
     try:
@@ -429,7 +588,11 @@ def _worker_main(plan: SandboxPlan, limits: Limits, conn_fd: int, out_fd: int) -
         os.dup2(out_fd, 2)
         for fd in (devnull, out_fd):
             os.close(fd)
-        workdir = sandbox.enter(plan, limits)
+        # Unbuffered: what the student's code prints reaches the grader even if the worker is killed.
+        sys.stdout, sys.stderr = (io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), encoding="utf-8",
+                                                   errors="backslashreplace", write_through=True)
+                                  for fd in (1, 2))
+        workdir = sandbox.enter(plan, limits, workdir)
         os.closerange(3, conn_fd)
         os.closerange(conn_fd + 1, 65536)
         os.environ.clear()

@@ -66,3 +66,7 @@ def lost(report: dict) -> set[str]:
 def public_passed(report: dict, exercise: str) -> bool:
     entry = next(e for e in report["exercises"] if e["name"] == exercise)
     return all(t["status"] == "passed" for t in entry["tests"] if t["visibility"] == "visible")
+
+
+# The hostile corpus holds planted conftest.py, torch.py and the like: never collect or import it.
+collect_ignore_glob = ["submissions/*"]

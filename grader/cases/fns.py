@@ -161,16 +161,24 @@ def probe_leaf_backward(function, t: torch.Tensor, *args):
     return leaf, leaf.grad
 
 
+# What recording_f looks at, read through torch's C layer: the worker runs student code, which may
+# replace torch.is_grad_enabled or torch.Tensor's properties to change what is recorded.
+_TensorBase = getattr(torch._C, "TensorBase", None) or getattr(torch._C, "_TensorBase")
+_dtype_of, _device_of, _requires_grad_of = (_TensorBase.__dict__[name].__get__
+                                            for name in ("dtype", "device", "requires_grad"))
+_grad_enabled = torch._C.is_grad_enabled
+
+
 def probe_recording_f(function, f_name: str, x: torch.Tensor, *args):
     """Call numerical_gradient with an f that records how it was evaluated."""
     f = FUNCTIONS[f_name]
     seen = {"dtypes": [], "devices": [], "grad_enabled": [], "requires_grad": []}
 
     def recording_f(t):
-        seen["dtypes"].append(str(t.dtype).replace("torch.", ""))
-        seen["devices"].append(t.device.type)
-        seen["grad_enabled"].append(torch.is_grad_enabled())
-        seen["requires_grad"].append(t.requires_grad)
+        seen["dtypes"].append(str(_dtype_of(t)).replace("torch.", ""))
+        seen["devices"].append(_device_of(t).type)
+        seen["grad_enabled"].append(_grad_enabled())
+        seen["requires_grad"].append(_requires_grad_of(t))
         return f(t)
 
     result = function(recording_f, x, *args)

@@ -1,0 +1,13 @@
+
+
+# ---- attack: spend the submission's time budget with many slow calls -------------------------------------------
+# Every function of grad.py, graph.py, backward.py and accumulation.py sleeps @@SLEEP@@ s before
+# answering correctly: no single call is over the limit, but together they are over the
+# submission's budget. The grading run must stop at the budget, not at the sum.
+import time as _time
+
+for _name in ("graph_node_counts", "make_leaf", "intermediate_grads", "dynamic_doubling"):
+    def _slow(*args, _f=globals()[_name], **kwargs):
+        _time.sleep(@@SLEEP@@)
+        return _f(*args, **kwargs)
+    globals()[_name] = _slow

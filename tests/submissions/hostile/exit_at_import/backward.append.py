@@ -1,0 +1,6 @@
+
+
+# ---- attack: exit while being imported (SystemExit: the import raises) -------------------------------
+import sys
+
+sys.exit(0)

@@ -1,0 +1,5 @@
+
+
+# ---- attack: importing this module never finishes ---------------------------------------------------
+while True:
+    pass

@@ -1,0 +1,2 @@
+print("PLANTED usercustomize.py RAN")
+raise SystemExit(0)

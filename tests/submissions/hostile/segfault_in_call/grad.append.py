@@ -1,0 +1,8 @@
+
+
+# ---- attack: crash the interpreter in a call ---------------------------------------------------------
+import ctypes
+
+
+def hvp(f, x, v):
+    ctypes.string_at(0)  # SIGSEGV

@@ -1,0 +1,2 @@
+print("SHADOW grader package imported")
+__version__ = "666"

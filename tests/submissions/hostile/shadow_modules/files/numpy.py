@@ -1,0 +1,2 @@
+print("SHADOW numpy.py imported")
+raise ImportError("shadowed numpy")

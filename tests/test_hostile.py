@@ -1,0 +1,685 @@
+"""Hostile and broken submissions: one test per technique, each with its outcome asserted.
+
+The corpus and what each technique must come to are in tests/hostile_corpus.py; the sources in
+tests/submissions/hostile/. Every test checks that the score file is schema-valid and lists
+every exercise, that the attack's targets score 0 and every other exercise full marks (or,
+for attacks that do not aim at the score, exactly the honest score), plus what is particular
+to the technique. Slow techniques run on engines with small limits; anything that could hang
+a broken grader runs under an alarm.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+import hostile_corpus as hc
+from grader import catalog, results
+from grader.runner import Engine, Options, grade_many
+from grader.sandbox import Limits
+
+from conftest import SOLUTIONS, make_submission, scores
+
+ALL = [e.name for e in catalog.load().exercises]
+HIDDEN_NAMES = sorted({t for e in yaml.safe_load((hc.ROOT / "grader/cases/points.yaml").read_text()).values()
+                       for t in (e.get("hidden") or {})})
+SOLUTION_LINES = sorted({line.strip() for p in SOLUTIONS.glob("*.py") for line in p.read_text().splitlines()
+                         if len(line.strip()) >= 40} - {line.strip() for p in hc.STUBS.glob("*.py")
+                                                         for line in p.read_text().splitlines()})
+
+
+# ----------------------------------------------------------------------------- engines and helpers
+
+def _engine(limits: Limits, **options):
+    e = Engine(Options(seed=0, limits=limits, **options))
+    return e
+
+
+@pytest.fixture(scope="module")
+def slow_engine():
+    e = _engine(hc.LIMITS["slow"])
+    yield e
+    e.close()
+
+
+@pytest.fixture(scope="module")
+def tight_engine():
+    e = _engine(hc.LIMITS["tight"])
+    yield e
+    e.close()
+
+
+class Secrets:
+    """Secrets planted before an engine starts: a token in the grader's environment, a file
+    named with --hide, next to a canary file that is not hidden, in a folder on the grader's
+    sys.path (so that the worker's file system shows that folder)."""
+
+    def __init__(self):
+        self.token = f"tok-{uuid.uuid4().hex}"
+        self.marker = f"SECRET-MARKER-{uuid.uuid4().hex}"
+        self.canary = f"SECRET-CANARY-{uuid.uuid4().hex}"
+        self.folder = Path(tempfile.mkdtemp(prefix="autograd-lab-secrets-", dir="/var/tmp"))
+        self.folder.chmod(0o755)
+        self.secret_file = self.folder / "answers_secret.txt"
+        self.secret_file.write_text(f"{self.marker}\n")
+        (self.folder / "public_secret_canary.txt").write_text(f"{self.canary}\n")
+        for path in self.folder.iterdir():
+            path.chmod(0o644)
+
+    def leaks(self, output: str) -> list[str]:
+        found = [name for name in HIDDEN_NAMES if name in output]
+        found += [what for what, value in (("marker", self.marker), ("token", self.token)) if value in output]
+        found += [f"solutions: {line}" for line in SOLUTION_LINES if line in output]
+        return found
+
+
+@pytest.fixture(scope="module")
+def secrets():
+    s = Secrets()
+    os.environ["AUTOGRAD_LAB_LMS_TOKEN"] = s.token
+    sys.path.append(str(s.folder))
+    yield s
+    sys.path.remove(str(s.folder))
+    del os.environ["AUTOGRAD_LAB_LMS_TOKEN"]
+    shutil.rmtree(s.folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def secrets_engine(secrets):
+    e = _engine(Limits(), extra_hidden=[str(secrets.secret_file)])
+    yield e
+    e.close()
+
+
+@pytest.fixture(scope="module")
+def process_engine(secrets):
+    """The process sandbox: what a Docker container that denies unshare (Gradescope) gets."""
+    e = _engine(Limits(), extra_hidden=[str(secrets.secret_file)], sandbox="process")
+    yield e
+    e.close()
+
+
+def grade(engine: Engine, technique: str, tmp_path: Path, **subs) -> dict:
+    report = engine.grade(hc.build(technique, tmp_path / technique, **subs), name=technique)
+    assert results.validate(report) == []
+    return report
+
+
+def assert_held(report: dict, targets=None, technique: str | None = None) -> None:
+    """Targets at 0, every other exercise full marks, every exercise listed, schema-valid."""
+    if targets is None:
+        targets = hc.BY_NAME[technique or report["submission"]].targets
+    problems = hc.held(report, tuple(targets), ALL)
+    assert problems == [], "\n".join(problems)
+
+
+def assert_next_graded(engine: Engine) -> None:
+    """The run survives: the reference, graded right after, gets full marks."""
+    report = engine.grade(SOLUTIONS, name="reference-after")
+    assert results.validate(report) == [] and report["score"] == report["max_score"] == 100
+
+
+def messages(report: dict, *exercises: str) -> str:
+    return "\n".join(t["message"] for e in report["exercises"] if not exercises or e["name"] in exercises
+                     for t in e["tests"])
+
+
+def statuses(report: dict, exercise: str) -> set[str]:
+    return {t["status"] for e in report["exercises"] if e["name"] == exercise for t in e["tests"]}
+
+
+def processes_named(comm: str) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if Path(f"/proc/{pid}/comm").read_text().strip() == comm:
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def comm_name() -> str:
+    return "agl" + uuid.uuid4().hex[:10]  # at most 15 characters
+
+
+@contextlib.contextmanager
+def bounded(seconds: int):
+    """Fail instead of hanging, should the grader hang (SIGALRM interrupts a blocking read)."""
+    def alarm(signum, frame):
+        raise TimeoutError(f"the grading run did not finish in {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def max_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def test_corpus_covers_every_technique():
+    """Each technique has its folder, and each folder is a technique: at least 24, as the issue asks."""
+    folders = {p.name for p in hc.CORPUS.iterdir() if p.is_dir()}
+    assert folders == set(hc.BY_NAME)
+    assert len(hc.TECHNIQUES) >= 24
+    tests = {name[len("test_"):] for name in globals() if name.startswith("test_")}
+    assert set(hc.BY_NAME) <= tests, sorted(set(hc.BY_NAME) - tests)
+
+
+# ============================================================================= issue 2: in-process graders fooled
+
+def test_always_equal(engine, tmp_path):
+    report = grade(engine, "always_equal", tmp_path)
+    assert_held(report)
+    assert "AlwaysEqual object (not a plain torch.Tensor)" in messages(report, "hvp")
+
+
+def test_tensor_subclass(engine, tmp_path):
+    report = grade(engine, "tensor_subclass", tmp_path)
+    assert_held(report)
+    assert "Liar object (not a plain torch.Tensor)" in messages(report, "hvp")
+
+
+def test_patch_torch_compare(engine, tmp_path):
+    report = grade(engine, "patch_torch_compare", tmp_path)
+    assert_held(report)
+    assert "wrong shape" in messages(report, "hvp")
+
+
+def test_patch_pytest(engine, tmp_path):
+    report = grade(engine, "patch_pytest", tmp_path)
+    assert_held(report)
+
+
+def test_fake_score_file(tmp_path):
+    """The score file is written by the trusted process after the worker is gone: the fake ones
+    land in the worker's private /tmp and /work, or nowhere."""
+    out = tmp_path / "out"
+    name = f"fake-{uuid.uuid4().hex[:8]}"
+    sub = hc.build("fake_score_file", tmp_path / name, OUT_DIR=out, NAME=name)
+    summary = grade_many([str(sub), str(SOLUTIONS)], out, Options(seed=0))
+    report = next(r for r in summary.reports if r["submission"] == name)
+    assert_held(report, technique="fake_score_file")
+    assert sorted(p.name for p in out.iterdir()) == sorted([f"{name}.json", "solutions.json", "summary.csv"])
+    assert json.loads((out / f"{name}.json").read_text()) == report
+    assert f"{name},{report['score']}," in (out / "summary.csv").read_text()
+    assert "fake_score_file: wrote" in report["output"]  # it did write, in its own sandbox
+    for path in (Path(f"/tmp/{name}.json"), Path.cwd() / f"{name}.json", Path("/autograder/results/results.json")):
+        assert not path.exists()
+
+
+# ============================================================================= the reporter itself
+
+def test_patch_grader_encoder(engine, tmp_path):
+    report = grade(engine, "patch_grader_encoder", tmp_path)
+    assert_held(report)
+    assert "changed the grader's code in the worker" in messages(report, *hc.GRAD)
+
+
+def test_patch_grader_metadata(engine, tmp_path):
+    """Before the reply path was sealed, this scored full marks on safe_add_."""
+    report = grade(engine, "patch_grader_metadata", tmp_path)
+    assert_held(report)
+    assert scores(report)["safe_add_"] == 0
+    assert "changed the grader's code in the worker (grader.worker.Encoder.tensor)" in messages(report, "safe_add_")
+
+
+# ============================================================================= output
+
+def test_print_flood(engine, tmp_path):
+    report = grade(engine, "print_flood", tmp_path)
+    assert_held(report)
+    assert report["score"] == 100
+    cap = hc.LIMITS["default"].output_kb * 1024
+    assert len(report["output"]) <= cap + 200
+    assert "more characters of output dropped" in report["output"]
+
+
+# ============================================================================= secrets
+
+def test_read_secrets(secrets_engine, secrets, tmp_path):
+    targets = [str(hc.ROOT / p) for p in ("grader/cases/hidden", "grader/cases/points.yaml", "solutions", "tests")]
+    targets.append(str(secrets.secret_file))
+    report = grade(secrets_engine, "read_secrets", tmp_path, TARGETS=repr(targets), WALK_ROOT="/")
+    assert_held(report)
+    output = report["output"]
+    assert secrets.leaks(output) == []
+    walked = next(line for line in output.splitlines() if line.startswith("WALKED"))
+    assert int(walked.split("files=")[1].split()[0]) > 1000, walked  # it did walk the file system
+    assert secrets.canary in output  # and would have printed the marker had it been readable
+    assert "dropped" not in output
+
+
+def test_read_secrets_in_the_process_sandbox(process_engine, secrets, tmp_path):
+    """Without namespaces (Docker denying unshare, as on Gradescope) the worker sees the
+    machine's file system as a user of its own: the secret paths are unreadable to it. The
+    walk is targeted: other checkouts of this project on a developer's machine are not the
+    grader's to protect."""
+    targets = [str(hc.ROOT / p) for p in ("grader/cases/hidden", "grader/cases/hidden/test_grad.py",
+                                          "grader/cases/points.yaml", "solutions", "solutions/grad.py", "tests")]
+    targets.append(str(secrets.secret_file))
+    report = grade(process_engine, "read_secrets", tmp_path, TARGETS=repr(targets), WALK_ROOT="")
+    assert_held(report, technique="read_secrets")
+    assert report["sandbox"]["backend"] == "process" and report["sandbox"]["user"].startswith("uid ")
+    output = report["output"]
+    assert secrets.leaks(output) == []
+    for target in targets:
+        assert f"DENIED {target}" in output
+    assert "test_hvp_small" in output  # the public tests were readable, and printed
+
+
+def test_read_secrets_from_an_installed_grader(tmp_path):
+    """The grader installed outside /work and /tmp (as /autograder/source on Gradescope): its
+    package is bound into the worker, the public tests with it, but not the hidden tests, the
+    points file that names them, or the solutions next to it."""
+    install = Path(tempfile.mkdtemp(prefix="autograd-lab-install-", dir="/var/tmp"))
+    try:
+        install.chmod(0o755)
+        checkout = install / "checkout"
+        shutil.copytree(hc.ROOT / "grader", checkout / "grader", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(SOLUTIONS, checkout / "solutions")
+        shutil.copy(hc.ROOT / "pyproject.toml", checkout)
+        targets = [str(checkout / p) for p in ("grader/cases/hidden", "grader/cases/points.yaml", "solutions")]
+        sub = hc.build("read_secrets", tmp_path / "read_secrets", TARGETS=repr(targets), WALK_ROOT="/")
+        code = ("import json, sys; from grader.runner import Engine, Options; e = Engine(Options()); "
+                "r = e.grade(sys.argv[1], name='read_secrets'); e.close(); print(json.dumps(r))")
+        done = subprocess.run([sys.executable, "-c", code, str(sub)], cwd="/", capture_output=True, text=True,
+                              timeout=120, env={**os.environ, "PYTHONPATH": str(checkout)})
+        assert done.returncode == 0, done.stderr[-2000:]
+        report = json.loads(done.stdout.splitlines()[-1])
+    finally:
+        shutil.rmtree(install, ignore_errors=True)
+    assert_held(report, technique="read_secrets")
+    output = report["output"]
+    assert f"DENIED {checkout}/grader/cases/hidden" in output  # covered by an empty mount, mode 000
+    assert f"READ {checkout}/grader/cases/points.yaml: 0 bytes" in output  # /dev/null bound over it
+    assert [name for name in HIDDEN_NAMES if name in output] == []
+    assert [line for line in SOLUTION_LINES if line in output] == []
+    assert "test_hvp_small" in output  # the public tests next to them were found and printed
+
+
+def test_env_secrets(secrets_engine, secrets, tmp_path):
+    report = grade(secrets_engine, "env_secrets", tmp_path)
+    assert_held(report)
+    assert "ENV PATH=" in report["output"]
+    assert secrets.token not in report["output"] and "AUTOGRAD_LAB_LMS_TOKEN" not in report["output"]
+
+
+def test_env_secrets_in_the_process_sandbox(process_engine, secrets, tmp_path):
+    """Without a PID namespace the grader's processes are visible, but their environ is not."""
+    report = grade(process_engine, "env_secrets", tmp_path)
+    assert_held(report, technique="env_secrets")
+    assert f"PROCENV {os.getpid()}: PermissionError" in report["output"]
+    assert secrets.token not in report["output"]
+
+
+def test_network(engine, tmp_path):
+    listeners = []
+    tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    tcp.bind(("127.0.0.1", 0))
+    tcp.listen(8)
+    port = tcp.getsockname()[1]
+    listeners.append(tcp)
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", port))
+    listeners.append(udp)
+    with contextlib.suppress(OSError):
+        tcp6 = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        tcp6.bind(("::1", port))
+        tcp6.listen(8)
+        listeners.append(tcp6)
+    abstract = f"autograd-lab-test-{uuid.uuid4().hex}"
+    unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    unix.bind("\0" + abstract)
+    unix.listen(8)
+    listeners.append(unix)
+    try:
+        report = grade(engine, "network", tmp_path, PORT=port, ABSTRACT=abstract)
+        readable, _, _ = select.select(listeners, [], [], 0.2)
+    finally:
+        for s in listeners:
+            s.close()
+    assert readable == []  # no connection, no datagram arrived
+    assert_held(report)
+    assert report["sandbox"]["network"].startswith("none")
+    assert "NET tcp 127.0.0.1: OSError" in report["output"] and ": connected" not in report["output"]
+
+
+# ============================================================================= time
+
+def test_infinite_loop_call(slow_engine, tmp_path):
+    start = time.perf_counter()
+    slow_engine.grade(SOLUTIONS)
+    reference_s = time.perf_counter() - start
+    start = time.perf_counter()
+    report = grade(slow_engine, "infinite_loop_call", tmp_path)
+    cost_s = time.perf_counter() - start - reference_s
+    assert_held(report)
+    assert statuses(report, "jacobian_rows") == {"timeout"}
+    limits = hc.LIMITS["slow"]
+    assert cost_s < limits.exercise_budget_s + 5, cost_s  # one exercise's budget, not 9 tests x 2 s
+    assert_next_graded(slow_engine)
+
+
+def test_infinite_loop_import(slow_engine, tmp_path):
+    start = time.perf_counter()
+    report = grade(slow_engine, "infinite_loop_import", tmp_path)
+    assert_held(report)
+    assert "did not finish in time" in messages(report, *hc.GRAPH)
+    assert time.perf_counter() - start < hc.LIMITS["slow"].call_timeout_s + 6  # the import is tried once
+
+
+def test_signal_handlers(tight_engine, tmp_path):
+    report = grade(tight_engine, "signal_handlers", tmp_path)
+    assert_held(report)
+    assert statuses(report, "hvp") == {"timeout"}
+
+
+def test_slowloris_reply(slow_engine, tmp_path):
+    with bounded(90):
+        report = grade(slow_engine, "slowloris_reply", tmp_path)
+    assert_held(report)
+    assert statuses(report, "hvp") == {"timeout"}
+    assert_next_graded(slow_engine)
+
+
+def test_budget_exhaustion(tight_engine, tmp_path):
+    """No call passes the limit, yet the submission's budget ends the slow calls; what comes
+    after is reported 'no time left', and the next submission gets a budget of its own."""
+    limits = hc.LIMITS["tight"]
+    start = time.perf_counter()
+    with bounded(120):
+        report = grade(tight_engine, "budget_exhaustion", tmp_path, SLEEP=0.3)
+    elapsed = time.perf_counter() - start
+    assert results.validate(report) == [] and [e["name"] for e in report["exercises"]] == ALL
+    assert elapsed < limits.submission_budget_s + 8, elapsed
+    out_of_time = [t for e in report["exercises"] for t in e["tests"] if "no time left" in t["message"]]
+    assert out_of_time and all(t["status"] == "timeout" and t["score"] == 0 for t in out_of_time)
+    assert 0 < report["score"] < 100
+    assert_next_graded(tight_engine)
+
+
+# ============================================================================= exits, crashes, exceptions
+
+def test_exit_at_import(engine, tmp_path):
+    report = grade(engine, "exit_at_import", tmp_path)
+    assert_held(report)
+    assert "SystemExit" in messages(report, *hc.BACKWARD)
+    assert "importing accumulation.py killed the worker" in messages(report, *hc.ACCUMULATION)
+
+
+def test_exit_in_call(engine, tmp_path):
+    report = grade(engine, "exit_in_call", tmp_path)
+    assert_held(report)
+    assert "exited with status 0" in messages(report, "hvp")
+    assert "raised SystemExit" in messages(report, "jacobian_rows")
+    assert_next_graded(engine)
+
+
+def test_segfault_at_import(engine, tmp_path):
+    report = grade(engine, "segfault_at_import", tmp_path)
+    assert_held(report)
+    assert "SIGSEGV" in messages(report, *hc.EXTENSIONS)
+
+
+def test_segfault_in_call(engine, tmp_path):
+    report = grade(engine, "segfault_in_call", tmp_path)
+    assert_held(report)
+    assert "SIGSEGV" in messages(report, "hvp")
+
+
+def test_base_exceptions(engine, tmp_path):
+    report = grade(engine, "base_exceptions", tmp_path)
+    assert_held(report)
+    for exercise, name in (("hvp", "KeyboardInterrupt"), ("jacobian_rows", "SystemExit"),
+                           ("nth_derivative", "GeneratorExit"), ("partial_grads", "Unprintable")):
+        assert name in messages(report, exercise)
+    assert_next_graded(engine)
+
+
+def test_recursion_bomb(engine, tmp_path):
+    report = grade(engine, "recursion_bomb", tmp_path)
+    assert_held(report)
+    assert "RecursionError" in messages(report, "hvp")
+    assert "SIGSEGV" in messages(report, "jacobian_rows")
+
+
+# ============================================================================= memory and processes
+
+def test_memory_bomb(slow_engine, tmp_path):
+    limits = hc.LIMITS["slow"]
+    report = grade(slow_engine, "memory_bomb", tmp_path, TOUCH_MB=3 * limits.memory_mb)
+    assert_held(report)
+    output = report["output"]
+    assert "RLIMIT_AS stays" in output and "lifted" not in output
+    assert "20 GB torch.empty refused" in output and "20 GB bytearray refused" in output
+    got = max(int(line.split("got ")[1].split()[0]) for line in output.splitlines() if "memory_bomb: got" in line)
+    assert got <= limits.memory_mb
+    sandbox = report["sandbox"]
+    assert sandbox["memory_limit_mb"] == limits.memory_mb
+    assert 100 < sandbox["peak_memory_mb"] < limits.memory_mb + 600  # the worker's own ~250 MB, plus the limit
+
+
+def test_fork_memory_bomb(slow_engine, tmp_path):
+    report = grade(slow_engine, "fork_memory_bomb", tmp_path)
+    assert_held(report)
+    assert "more memory than at its start, together" in messages(report, "hvp")
+    assert report["sandbox"]["peak_memory_mb"] < 6 * 384  # stopped before all children had their share
+
+
+def _fork_bomb(engine, tmp_path):
+    comm = comm_name()
+    try:
+        report = grade(engine, "fork_bomb", tmp_path, COMM=comm)
+        assert_held(report, technique="fork_bomb")
+        refused = [int(line.split("after ")[1].split(":")[0]) for line in report["output"].splitlines()
+                   if "fork refused after" in line]
+        assert refused and max(refused) < report["sandbox"]["processes_limit"]
+        assert "all 200 forks allowed" not in report["output"]
+        time.sleep(0.2)
+        assert processes_named(comm) == []  # none outlived its worker
+    finally:
+        for pid in processes_named(comm):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_fork_bomb(engine, tmp_path):
+    _fork_bomb(engine, tmp_path)
+
+
+def test_fork_bomb_in_the_process_sandbox(process_engine, tmp_path):
+    _fork_bomb(process_engine, tmp_path)
+
+
+@pytest.mark.parametrize("sandbox", [None, "process"])
+def test_detached_child(tmp_path, sandbox):
+    """A setsid + double fork child waits for its worker to end, then rewrites score files:
+    it dies with the worker (PID namespace, or the subreaper without one), the file stays."""
+    comm, name, out = comm_name(), f"detached-{uuid.uuid4().hex[:8]}", tmp_path / "out"
+    sub = hc.build("detached_child", tmp_path / name, COMM=comm, OUT_DIR=out, NAME=name)
+    try:
+        summary = grade_many([str(sub)], out, Options(seed=0, sandbox=sandbox))
+        written = (out / f"{name}.json").read_bytes()
+        assert_held(json.loads(written), technique="detached_child")
+        time.sleep(1.0)
+        assert processes_named(comm) == []
+        assert (out / f"{name}.json").read_bytes() == written
+        assert json.loads(written) == summary.reports[0]
+    finally:
+        for pid in processes_named(comm):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_threads_left_running(engine, tmp_path):
+    report = grade(engine, "threads_left_running", tmp_path)
+    assert_held(report)
+    assert report["score"] == 100
+
+
+def test_forked_worker_copy(engine, tmp_path):
+    report = grade(engine, "forked_worker_copy", tmp_path)
+    assert_held(report)
+    assert report["score"] == 100
+
+
+def test_signal_the_grader(engine, tmp_path):
+    report = grade(engine, "signal_the_grader", tmp_path)
+    assert_held(report)
+    assert_next_graded(engine)
+
+
+# ============================================================================= what comes back
+
+def test_huge_return(engine, tmp_path):
+    before = max_rss_mb()
+    report = grade(engine, "huge_return", tmp_path)
+    assert_held(report)
+    assert "too large" in messages(report, "hvp")
+    assert max_rss_mb() - before < 150  # the 400 MB reply was refused unread
+
+
+def test_garbage_types(engine, tmp_path):
+    report = grade(engine, "garbage_types", tmp_path)
+    assert_held(report)
+    text = messages(report)
+    for kind in ("generator", "function", "module", "set"):
+        assert f"a {kind} object" in text
+
+
+def test_pickle_payload(engine, tmp_path):
+    marker = tmp_path / "unpickled-and-ran"
+    report = grade(engine, "pickle_payload", tmp_path, MARKER_FILE=marker)
+    assert_held(report)
+    assert not marker.exists()
+    assert "a bytes object" in messages(report, "hvp") and "a Payload object" in messages(report, "jacobian_rows")
+
+
+# ============================================================================= the interpreter's state
+
+def test_sys_state(engine, tmp_path):
+    report = grade(engine, "sys_state", tmp_path)
+    assert_held(report)
+    assert report["score"] == 100
+
+
+def test_delete_own_files(engine, tmp_path):
+    report = grade(engine, "delete_own_files", tmp_path)
+    assert_held(report)
+    assert report["score"] == 100
+
+
+# ============================================================================= untrusted files
+
+def test_planted_conftest(engine, tmp_path):
+    folder = hc.build("planted_conftest", tmp_path / "planted_conftest")
+    for submission in (folder, shutil.make_archive(str(tmp_path / "planted_conftest_zip"), "zip", folder)):
+        report = engine.grade(submission, name="planted_conftest")
+        assert_held(report)
+        assert "PLANTED" not in report.get("output", "")
+
+
+def test_planted_startup_files(engine, tmp_path):
+    report = grade(engine, "planted_startup_files", tmp_path)
+    assert_held(report)
+    assert report["score"] == 100 and "PLANTED" not in report.get("output", "")
+
+
+def test_shadow_modules(engine, tmp_path):
+    folder = hc.build("shadow_modules", tmp_path / "shadow_modules")
+    for submission in (folder, shutil.make_archive(str(tmp_path / "shadow_modules_zip"), "zip", folder)):
+        report = engine.grade(submission, name="shadow_modules")
+        assert_held(report)
+        assert report["score"] == 100 and "SHADOW" not in report.get("output", "")
+
+
+def test_invalid_utf8(engine, tmp_path):
+    report = grade(engine, "invalid_utf8", tmp_path)
+    assert_held(report)
+    text = messages(report, *hc.GRAD)
+    assert "grad.py could not be imported: SyntaxError" in text and "utf-8" in text.lower()
+    assert any(e.startswith("grad.py could not be imported: SyntaxError") for e in report["submission_errors"])
+
+
+def test_syntax_error(engine, tmp_path):
+    report = grade(engine, "syntax_error", tmp_path)
+    assert_held(report)
+    assert "graph.py could not be imported: SyntaxError" in messages(report, *hc.GRAPH)
+    assert "line" in messages(report, *hc.GRAPH)
+    assert any(e.startswith("graph.py could not be imported: SyntaxError") for e in report["submission_errors"])
+
+
+def test_symlinked_paths(engine, tmp_path):
+    folder = hc.build("symlinked_paths", tmp_path / "symlinked_paths")
+    linked_dir = engine.grade(folder / "linked_dir", name="symlinked_paths")
+    assert_held(linked_dir)
+    assert "exercises/grad.py lies under a symbolic link: rejected" in linked_dir["submission_errors"]
+    linked_module = engine.grade(folder / "linked_module", name="symlinked_paths")
+    assert_held(linked_module)
+    assert "grad.py is a symbolic link: rejected" in linked_module["submission_errors"]
+
+
+def _zip_report(engine, technique, tmp_path, **kwargs):
+    archive = hc.SPECIAL[technique](tmp_path / "sub" / technique, **kwargs)
+    report = engine.grade(archive, name=technique)
+    assert_held(report)
+    return report
+
+
+def test_zip_traversal(engine, tmp_path):
+    report = _zip_report(engine, "zip_traversal", tmp_path)
+    errors = "\n".join(report["submission_errors"])
+    assert errors.count("rejected") == 5 and "'..' in the path" in errors
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["sub", "zip_traversal.zip"]  # nothing extracted
+
+
+def test_zip_absolute_path(engine, tmp_path):
+    absolute = str(tmp_path / "outside" / "grad.py")
+    report = _zip_report(engine, "zip_absolute_path", tmp_path, absolute=absolute)
+    assert f"archive member '{absolute}' rejected: absolute path" in report["submission_errors"]
+    assert not Path(absolute).exists()
+
+
+def test_zip_symlink(engine, tmp_path):
+    report = _zip_report(engine, "zip_symlink", tmp_path)
+    assert "archive member 'grad.py' rejected: symbolic link" in report["submission_errors"]
+
+
+def test_zip_device(engine, tmp_path):
+    report = _zip_report(engine, "zip_device", tmp_path)
+    assert sum("device, pipe or other special file" in e for e in report["submission_errors"]) == 2
+
+
+def test_zip_bomb(engine, tmp_path):
+    before = max_rss_mb()
+    true_sizes = hc.zip_bomb(tmp_path / "bomb")
+    forged = hc.zip_bomb(tmp_path / "forged", forge_sizes=True)
+    assert zipfile.ZipFile(forged).getinfo("grad.py").file_size == 2048
+    for archive, why in ((true_sizes, "larger than 1024 KiB"), (forged, "Bad CRC-32")):
+        report = engine.grade(archive, name="zip_bomb")
+        assert_held(report)
+        assert why in "\n".join(report["submission_errors"])
+    many = engine.grade(hc.zip_many_members(tmp_path / "many"), name="zip_bomb")
+    assert_held(many, targets=ALL)
+    assert "members (at most 2000)" in many["submission_errors"][0]
+    assert max_rss_mb() - before < 100  # nothing was inflated past the limit
