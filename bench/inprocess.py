@@ -1,48 +1,66 @@
 """The in-process floor: the same pytest run over the same cases, with no isolation at all.
 
-For measurements only, never for grading: the submission's code is imported into this very
+For measurements only, never for grading: the submission's code runs in a thread of this very
 process. `InProcessEngine.grade(path)` differs from `grader.runner.Engine.grade` in one thing,
-the `submission` fixture's transport: requests go straight to a `grader.worker.Worker` object
-here instead of a sandboxed process, so the difference between the two is the cost of isolation
-(fork, namespaces, limits, the socket round trips).
+what stands behind the `submission` fixture's socket: a `grader.worker.Worker` serving requests
+in a thread here (no fork, no namespaces, no limits, no seal) instead of a sandboxed process.
+The difference between the two is the cost of isolation.
 """
 
 from __future__ import annotations
 
+import socket
 import sys
 import tempfile
+import threading
+from multiprocessing.connection import Connection
 
 from grader import worker as worker_module
-from grader.proxy import StudentCode
 from grader.runner import Engine, Options
 
 
-class _Transport:
-    def __init__(self):
-        self.workdir = tempfile.mkdtemp(prefix="autograd-lab-inprocess-")
-        self.worker = worker_module.Worker(None, self.workdir)
-        self.reply = None
-
-    def send_bytes(self, message: bytes) -> None:
-        self.reply = self.worker.handle(message)
-
-    def poll(self, timeout: float) -> bool:
-        return True
-
-    def recv_bytes(self, maxlength: int | None = None) -> bytes:
-        return self.reply
+class _Output:
+    @staticmethod
+    def text() -> str:
+        return ""
 
 
 class _InProcessWorker:
+    """Looks like grader.zygote.WorkerProcess to the trusted side; serves from a thread."""
+
     def __init__(self):
-        self.conn = _Transport()
-        self.output = type("Output", (), {"text": staticmethod(lambda: "")})()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        ours.setblocking(False)
+        self.conn = Connection(ours.detach())
+        self.workdir = tempfile.mkdtemp(prefix="autograd-lab-inprocess-")
+        self.worker = worker_module.Worker(None, self.workdir)
+        self.output = _Output()
+        self.thread = threading.Thread(target=self._serve, args=(Connection(theirs.detach()),), daemon=True)
+        self.thread.start()
+
+    def _serve(self, conn: Connection) -> None:
+        while True:
+            try:
+                reply = self.worker.handle(conn.recv_bytes())
+            except (EOFError, OSError):
+                return
+            if reply is None:
+                return
+            worker_module._send(conn.fileno(), reply)  # already framed like Connection.send_bytes
+
+    def tree_memory_kb(self, precise: bool = False):
+        return None
+
+    def end_status(self, timeout: float = 0.0) -> str:
+        return "unknown"
 
     def peak_memory_mb(self):
         return None
 
-    def close(self):
-        sys.path[:] = [p for p in sys.path if p != self.conn.workdir]
+    def close(self, grace: float = 0.0) -> None:
+        self.conn.close()
+        self.thread.join(timeout=5)
+        sys.path[:] = [p for p in sys.path if p != self.workdir]
         for name in worker_module.MODULES:
             sys.modules.pop(name, None)
 
@@ -67,6 +85,3 @@ class InProcessEngine(Engine):
 
     def close(self) -> None:
         self.real_launcher.close()
-
-
-__all__ = ["InProcessEngine", "StudentCode"]

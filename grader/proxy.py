@@ -153,7 +153,7 @@ class StudentCode:
         self.limits = limits
         self.device = device
         self.seed = seed
-        self.workers: dict[str, Any] = {}  # slot (a module name, or "all" on a GPU) -> its worker
+        self.workers: dict[str, Any] = {}  # slot ("all", or a module name with worker_per_module) -> its worker
         self.baselines: dict[str, int | None] = {}  # slot -> its worker's memory at start (KiB)
         self.imported: set[str] = set()  # modules imported in their slot's live worker
         self.fatal_modules: dict[str, str] = {}  # module -> why it is never imported again
@@ -206,7 +206,7 @@ class StudentCode:
 
     # -- worker lifecycle ------------------------------------------------------------------
     def _slot(self, module: str) -> str:
-        return module if self.device == "cpu" else "all"
+        return module if self.device == "cpu" and self.limits.worker_per_module else "all"
 
     def _ensure_worker(self, module: str):
         slot = self._slot(module)

@@ -98,8 +98,10 @@ class Engine:
                     outcome.message = f"the test did not run (pytest exit code {int(exit_code)})"
         sandbox = self.launcher.plan.describe(opts.limits)
         sandbox["peak_memory_mb"] = round(student.peak_memory_mb, 1) if student.peak_memory_mb else None
-        sandbox["workers"] = (f"one per module ({student.workers_started} started)" if opts.device == "cpu" else
-                              f"one for all modules, a CUDA context being costly ({student.workers_started} started)")
+        per_module = opts.device == "cpu" and opts.limits.worker_per_module
+        sandbox["workers"] = (f"one per module ({student.workers_started} started)" if per_module else
+                              f"one for all modules, torch restored before each import and call "
+                              f"({student.workers_started} started)")
         report = results.build_report(
             submission=sub.name,
             exercises=self._exercises(),

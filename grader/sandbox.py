@@ -45,6 +45,10 @@ class Limits:
     open_files: int = 256
     cpu_s: int = 600
     gpu_memory_fraction: float = 0.25
+    # One worker per module instead of one per submission (CPU only): what a module does to its
+    # interpreter can then touch nothing else, at the cost of five more worker starts per
+    # submission. Without it, torch's namespaces are restored before every import and call.
+    worker_per_module: bool = False
 
 
 @dataclass

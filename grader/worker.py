@@ -236,6 +236,7 @@ class Worker:
         self.modules: dict[str, Any] = {}
         self.sources: dict[str, bytes] = {}
         self.import_state: tuple = ([], [], [], {})
+        self.torch_state = TorchState()  # taken before any student module is imported
 
     def serve(self) -> None:
         # Everything the loop relies on is bound to a local before the first student module is
@@ -274,9 +275,8 @@ class Worker:
             send(fd, pack(reply_body, reply_blobs), write)
 
     def handle(self, message: bytes) -> bytes | None:
-        """One request in, one reply out, in this very process (None: the trusted side said goodbye).
-
-        Only for measuring the in-process floor (bench/inprocess.py): no seal, no fork check."""
+        """One request in, one framed reply out, in this very process (None: the trusted side said
+        goodbye). Only for measuring the in-process floor (bench/inprocess.py): no seal, no fork check."""
         body, blobs = wire.unpack(message)
         if body.get("op") == "exit":
             return None
@@ -324,8 +324,10 @@ class Worker:
         encoder = Encoder(args)
         versions_before = [int(_get["_version"](a)) if type(a) is _Tensor else None for a in args]
         probe = body.get("probe")
-        # every call starts with gradients recorded: a torch.set_grad_enabled(False) left behind by an
-        # earlier call (or at import) must not break the exercises graded after it
+        # every call starts with gradients recorded and torch as it was: a torch.set_grad_enabled(False)
+        # or a patched torch function left behind by an earlier call or import must not break the
+        # exercises graded after it
+        self.torch_state.restore()
         torch.set_grad_enabled(True)
         api_calls.clear()
         start = time.perf_counter()
@@ -358,6 +360,7 @@ class Worker:
                 "type": "ModuleNotFoundError", "message": f"the submission has no {module_name}.py"}}
         try:
             self._restore_import_state(module_name + ".py")
+            self.torch_state.restore()
             module = importlib.import_module(module_name)
         except BaseException as exc:
             failure = {"outcome": "import_error", "exception": _exception_data(exc)}
@@ -395,6 +398,44 @@ class Worker:
         for name in MODULES:
             sys.modules.pop(name, None)  # a same-named module from elsewhere must not stand in
         importlib.invalidate_caches()
+
+
+class TorchState:
+    """torch's public namespaces as they were before student code ran, to put back.
+
+    Six modules share one worker: a module that replaces torch.Tensor.__eq__ or torch.allclose
+    at import would otherwise change the reference behaviour every later call relies on. Only
+    names are compared (by identity), so restoring costs a fraction of a millisecond."""
+
+    NAMESPACES = ("torch", "torch.nn.functional", "torch.autograd", "torch.autograd.functional", "torch.testing",
+                  "torch.linalg", "torch.func")
+    CLASSES = (torch.Tensor, torch.autograd.Function)
+
+    def __init__(self):
+        self.modules = [(m, dict(vars(m))) for m in map(importlib.import_module, self.NAMESPACES)]
+        self.classes = [(c, dict(vars(c))) for c in self.CLASSES]
+
+    def restore(self) -> None:
+        for module, saved in self.modules:
+            _put_back(vars(module), saved, lambda k, v, m=module: setattr(m, k, v), lambda k, m=module: delattr(m, k))
+        for cls, saved in self.classes:
+            _put_back(vars(cls), saved, lambda k, v, c=cls: setattr(c, k, v), lambda k, c=cls: delattr(c, k))
+
+
+def _put_back(current, saved: dict, set_, del_) -> None:
+    if len(current) == len(saved) and all(current.get(k) is v for k, v in saved.items()):
+        return
+    for name in [k for k in current if k not in saved]:
+        try:
+            del_(name)
+        except (AttributeError, TypeError):
+            pass
+    for name, value in saved.items():
+        if current.get(name) is not value:
+            try:
+                set_(name, value)
+            except (AttributeError, TypeError):
+                pass
 
 
 def _tables() -> dict[str, dict]:
