@@ -46,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--resume", action="store_true", help="skip submissions whose score file is done and current")
     grade.add_argument("--dask", metavar="ADDRESS", help="grade on a Dask cluster (tcp://host:8786), or 'local' "
                        "for a local cluster of --workers processes (pip install 'autograd-lab[distributed]')")
+    grade.add_argument("--worker-per-module", action="store_true",
+                       help="run each module in a worker of its own (stronger isolation between modules, slower)")
     grade.add_argument("--hide", action="append", default=[], metavar="PATH",
                        help="another path workers must not see (the submissions and --out are never visible)")
     _add_limit_options(grade)
@@ -84,6 +86,7 @@ def _options(args, folders: tuple[str, ...], exercises=None):
         limits.exercise_budget_s = max(limits.exercise_budget_s, 2 * args.timeout)
     if args.memory_mb is not None:
         limits.memory_mb = args.memory_mb
+    limits.worker_per_module = getattr(args, "worker_per_module", False)
     try:
         device = resolve_device(args.device)
     except GraderError as exc:

@@ -207,6 +207,19 @@ def test_patch_torch_compare(engine, tmp_path):
     assert "wrong shape" in messages(report, "hvp")
 
 
+def test_worker_per_module_keeps_a_patched_torch_to_its_module(tmp_path):
+    """With Limits(worker_per_module=True) each module gets a worker of its own: the same attack
+    holds, the reference still scores 100, and the score file says how many workers ran."""
+    e = _engine(Limits(worker_per_module=True))
+    try:
+        report = grade(e, "patch_torch_compare", tmp_path)
+        assert_held(report)
+        assert report["sandbox"]["workers"] == "one per module (6 started)"
+        assert e.grade(SOLUTIONS)["score"] == 100
+    finally:
+        e.close()
+
+
 def test_patch_pytest(engine, tmp_path):
     report = grade(engine, "patch_pytest", tmp_path)
     assert_held(report)
