@@ -222,8 +222,13 @@ def make_workdir(plan: SandboxPlan) -> str:
 
 def _build_root(plan: SandboxPlan, limits: Limits) -> None:
     root = plan.root_dir
+    owner = _tmpfs_owner(plan)
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=755")
+    # The scratch folders first: a Python that lives under /tmp (a CI checkout's venv) is bound
+    # on top of the fresh /tmp below, instead of being covered by it.
+    for name, mode in (("tmp", "1777"), ("work", "700")):
+        _scratch(f"{root}/{name}", mode, owner, limits)
     for path in plan.readonly_paths:
         _bind_readonly(path, root + path)
     for path in plan.hidden_paths:
@@ -232,11 +237,7 @@ def _build_root(plan: SandboxPlan, limits: Limits) -> None:
         elif os.path.isfile(root + path):
             mount("/dev/null", root + path, None, MS_BIND)
     _make_dev(root, plan.device)
-    owner = _tmpfs_owner(plan)
-    for name, mode in (("tmp", "1777"), ("work", "700"), ("dev/shm", "1777")):
-        os.makedirs(f"{root}/{name}", exist_ok=True)
-        mount("tmpfs", f"{root}/{name}", "tmpfs", MS_NOSUID | MS_NODEV,
-              f"size={limits.tmpfs_mb}m,mode={mode},{owner}")
+    _scratch(f"{root}/dev/shm", "1777", owner, limits)
     os.makedirs(f"{root}/proc", exist_ok=True)
     mount("proc", f"{root}/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     os.makedirs(f"{root}/.old_root", exist_ok=True)
@@ -245,6 +246,11 @@ def _build_root(plan: SandboxPlan, limits: Limits) -> None:
     umount("/.old_root", MNT_DETACH)
     os.rmdir("/.old_root")
     os.chdir("/work")
+
+
+def _scratch(path: str, mode: str, owner: str, limits: Limits) -> None:
+    os.makedirs(path, exist_ok=True)
+    mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={limits.tmpfs_mb}m,mode={mode},{owner}")
 
 
 def _bind_readonly(source: str, target: str) -> None:
