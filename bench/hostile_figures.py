@@ -37,17 +37,6 @@ from grader.sandbox import Limits  # noqa: E402
 ALL = [e.name for e in catalog.load().exercises]
 
 
-def processes_named(comm: str) -> list[int]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if Path(f"/proc/{pid}/comm").read_text().strip() == comm:
-                found.append(int(pid))
-        except OSError:
-            pass
-    return found
-
-
 class Corpus:
     def __init__(self, work: Path):
         self.work = work
@@ -127,9 +116,9 @@ class Corpus:
             else:
                 problems += hc.held(report, t.targets, ALL)
             problems += [f"leaked {x}" for x in self.leaks(report)]
-        if processes_named(comm):
+        if hc.processes_named(comm):
             problems.append("processes left behind")
-            for pid in processes_named(comm):
+            for pid in hc.processes_named(comm):
                 os.kill(pid, signal.SIGKILL)
         if listener is not None:
             listener.settimeout(0.2)

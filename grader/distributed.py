@@ -15,11 +15,9 @@ code never runs in them, only in the sandboxed workers their engines fork.
 from __future__ import annotations
 
 import threading
-import time
-import traceback
 
 from grader import submission
-from grader.runner import Engine, GraderError, Options, failure_report
+from grader.runner import Engine, GraderError, Options, grade_or_report
 
 _engines: dict[str, Engine] = {}
 _lock = threading.Lock()
@@ -28,18 +26,11 @@ _lock = threading.Lock()
 def grade_task(sub: submission.Submission, options: Options) -> dict:
     """Runs on a Dask worker: grade one submission with this process's engine."""
     key = repr((options.device, options.seed, options.folders, sorted(options.exercises or []), options.limits))
-    start = time.perf_counter()
     with _lock:  # one pytest session at a time per process, whatever the worker's thread count
-        try:
-            engine = _engines.get(key)
-            if engine is None:
-                engine = _engines[key] = Engine(options)
-            return engine.grade_loaded(sub)
-        except GraderError:
-            raise
-        except Exception:
-            return failure_report(sub.name, options, "internal grader error on a Dask worker:\n"
-                                  + traceback.format_exc()[-3000:], time.perf_counter() - start)
+        engine = _engines.get(key)
+        if engine is None:
+            engine = _engines[key] = Engine(options)
+        return grade_or_report(engine, sub, sub.name, where=" on a Dask worker")
 
 
 def grade_on_cluster(todo: list[tuple[str, str]], options: Options, address: str, workers: int, finish) -> None:

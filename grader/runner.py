@@ -172,14 +172,7 @@ def _init_pool_process(options: Options) -> None:
 
 
 def _grade_in_pool(path: str, name: str) -> dict:
-    start = time.perf_counter()
-    try:
-        return _engine.grade(path, name=name)
-    except GraderError:
-        raise
-    except Exception:
-        return failure_report(name, _engine.options, "internal grader error:\n" + traceback.format_exc()[-3000:],
-                              time.perf_counter() - start)
+    return grade_or_report(_engine, path, name)
 
 
 def unique_names(paths: list[str]) -> list[str]:
@@ -238,7 +231,7 @@ def grade_many(paths: list[str], out_dir: Path, options: Options, workers: int =
             engine = Engine(options)
             try:
                 for path, name in todo:
-                    finish(_grade_locally(engine, path, name))
+                    finish(grade_or_report(engine, path, name))
             finally:
                 engine.close()
         else:
@@ -250,14 +243,19 @@ def grade_many(paths: list[str], out_dir: Path, options: Options, workers: int =
     return summary
 
 
-def _grade_locally(engine: Engine, path: str, name: str) -> dict:
+def grade_or_report(engine: Engine, source: str | os.PathLike | submission.Submission, name: str,
+                    where: str = "") -> dict:
+    """Grade one submission (a path, or one already read); a bug in the grader itself gives a
+    complete score file that says so instead of stopping the run. Set-up errors still raise."""
     start = time.perf_counter()
     try:
-        return engine.grade(path, name=name)
+        if isinstance(source, submission.Submission):
+            return engine.grade_loaded(source)
+        return engine.grade(source, name=name)
     except GraderError:
         raise
     except Exception:
-        return failure_report(name, engine.options, "internal grader error:\n" + traceback.format_exc()[-3000:],
+        return failure_report(name, engine.options, f"internal grader error{where}:\n" + traceback.format_exc()[-3000:],
                               time.perf_counter() - start)
 
 

@@ -257,7 +257,7 @@ class Worker:
             op = body.get("op")
             if op == "exit":
                 return
-            _reap_children()  # processes the student's code started and that have ended: no zombies pile up
+            reap_children()  # processes the student's code started and that have ended: no zombies pile up
             reply_body, reply_blobs = handlers[op](body, blobs)
             if getpid() != pid:
                 # A copy of the worker made by os.fork() in student code: only the worker answers.
@@ -453,7 +453,8 @@ def _attributes() -> list[tuple[str, object, str]]:
     return [("ctypes._string_at", _string_at, "restype"), ("ctypes._string_at", _string_at, "argtypes")]
 
 
-def _reap_children() -> None:
+def reap_children() -> None:
+    """Collect every child that has ended, so that none stays a zombie."""
     try:
         while os.waitpid(-1, os.WNOHANG)[0] > 0:
             pass

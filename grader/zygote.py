@@ -371,8 +371,10 @@ def serve(config: dict, control_fd: int) -> None:
 
 
 def _serve_spawns(control: socket.socket, plan: SandboxPlan, limits: Limits) -> None:
+    from grader.worker import reap_children
+
     while True:
-        _reap()
+        reap_children()
         try:
             message, fds, _, _ = socket.recv_fds(control, 4096, 3)
         except OSError:
@@ -394,14 +396,6 @@ def _serve_spawns(control: socket.socket, plan: SandboxPlan, limits: Limits) -> 
 
 def _send(control: socket.socket, reply: dict) -> None:
     control.sendall(json.dumps(reply).encode() + b"\n")
-
-
-def _reap() -> None:
-    try:
-        while os.waitpid(-1, os.WNOHANG)[0] > 0:
-            pass
-    except ChildProcessError:
-        pass
 
 
 def choose_plan(config: dict) -> SandboxPlan:

@@ -144,17 +144,6 @@ def statuses(report: dict, exercise: str) -> set[str]:
     return {t["status"] for e in report["exercises"] if e["name"] == exercise for t in e["tests"]}
 
 
-def processes_named(comm: str) -> list[int]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if Path(f"/proc/{pid}/comm").read_text().strip() == comm:
-                found.append(int(pid))
-        except OSError:
-            pass
-    return found
-
-
 def comm_name() -> str:
     return "agl" + uuid.uuid4().hex[:10]  # at most 15 characters
 
@@ -511,9 +500,9 @@ def _fork_bomb(engine, tmp_path):
         assert refused and max(refused) < report["sandbox"]["processes_limit"]
         assert "all 200 forks allowed" not in report["output"]
         time.sleep(0.2)
-        assert processes_named(comm) == []  # none outlived its worker
+        assert hc.processes_named(comm) == []  # none outlived its worker
     finally:
-        for pid in processes_named(comm):
+        for pid in hc.processes_named(comm):
             os.kill(pid, signal.SIGKILL)
 
 
@@ -536,11 +525,11 @@ def test_detached_child(tmp_path, sandbox):
         written = (out / f"{name}.json").read_bytes()
         assert_held(json.loads(written), technique="detached_child")
         time.sleep(1.0)
-        assert processes_named(comm) == []
+        assert hc.processes_named(comm) == []
         assert (out / f"{name}.json").read_bytes() == written
         assert json.loads(written) == summary.reports[0]
     finally:
-        for pid in processes_named(comm):
+        for pid in hc.processes_named(comm):
             os.kill(pid, signal.SIGKILL)
 
 
