@@ -22,7 +22,10 @@ import ctypes
 import ctypes.util
 import os
 import platform
-import resource
+try:
+    import resource
+except ImportError:  # Windows: no rlimits; the spawned worker runs without them
+    resource = None
 import stat
 import sys
 from dataclasses import asdict, dataclass, field
@@ -66,6 +69,8 @@ class SandboxPlan:
 
     def describe(self, limits: Limits) -> dict:
         """How a worker was isolated and limited, for the score file's `sandbox` block."""
+        if self.mode == "spawn":
+            return self._describe_spawned(limits)
         isolated = self.mode != "process"
         own_uid = self.worker_uid is not None
         if own_uid:
@@ -107,6 +112,23 @@ class SandboxPlan:
             "notes": list(self.notes) + ([] if nproc else [
                 "no process-count limit: RLIMIT_NPROC counts per user id (never for root), and the worker "
                 "shares the grader's"]),
+        }
+
+    def _describe_spawned(self, limits: Limits) -> dict:
+        return {
+            "backend": "spawn",
+            "network": "not isolated: no namespaces on this system",
+            "user": "the grader's own user",
+            "filesystem": "not isolated: the worker can read what the grader's user can",
+            "processes": "a separate process started for the submission; what it starts is not tracked",
+            "processes_limit": None,
+            "memory_limit_mb": None,
+            "memory": "not limited: resource limits are set only where the system allows them",
+            "time_limits_s": {"call": limits.call_timeout_s, "exercise": limits.exercise_budget_s,
+                              "submission": limits.submission_budget_s, "cpu": limits.cpu_s},
+            "output_limit_kb": limits.output_kb,
+            "environment": "cleared: only PATH, HOME, LANG, TMPDIR and thread settings",
+            "notes": list(self.notes),
         }
 
     def to_json(self) -> dict:

@@ -305,8 +305,8 @@ class SpawnLauncher:
     def __init__(self, limits: Limits, device: str = "cpu", **_):
         self.limits = limits
         self.device = device
-        self.plan = SandboxPlan(mode="process", device=device, notes=[
-            "spawned worker: no namespaces on this system; separate process with time limits only"])
+        self.plan = SandboxPlan(mode="spawn", device=device, notes=[
+            "spawned worker: no fork and no namespaces on this system; a separate process with time limits"])
 
     def spawn(self) -> WorkerProcess:
         from multiprocessing import get_context

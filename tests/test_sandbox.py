@@ -44,3 +44,21 @@ def test_a_python_folder_under_tmp_is_not_covered_by_the_fresh_tmp(tmp_path):
         sys.path.remove(str(folder))
     assert scores(report)["hvp"] == 5, [t["message"] for e in report["exercises"] if e["name"] == "hvp"
                                         for t in e["tests"]]
+
+
+def test_the_spawn_fallback_grades_like_the_zygote(monkeypatch, tmp_path):
+    """Where there is no fork (Windows) or fork is unsafe (macOS), workers are spawned processes:
+    slower, not isolated beyond the process boundary, but graded with the same protocol."""
+    from grader import runner, zygote
+
+    monkeypatch.setattr(runner, "make_launcher",
+                        lambda limits, device="cpu", **kw: zygote.SpawnLauncher(limits, device=device))
+    engine = runner.Engine(Options())
+    try:
+        broken = (SOLUTIONS / "grad.py").read_text() + "\ndef hvp(f, x, v):\n    return x * 0\n"
+        reference = engine.grade(SOLUTIONS)
+        wrong = engine.grade(make_submission(tmp_path / "wrong", {"grad.py": broken}))
+    finally:
+        engine.close()
+    assert reference["score"] == 100 and reference["sandbox"]["backend"] == "spawn"
+    assert {name for name, score in scores(wrong).items() if score < 5 + 5 * (name == "SmoothAbs")} == {"hvp"}
