@@ -9,7 +9,6 @@ progress, and can resume an interrupted run.
 from __future__ import annotations
 
 import os
-import sys
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -319,6 +318,3 @@ def _pool_round(ctx, options: Options, size: int, items: list, finish) -> tuple[
             raise
     return [], []
 
-
-def stderr_progress(report: dict, done: int, total: int) -> None:
-    print(f"[{done}/{total}] {report['submission']}: {report['score']}/{report['max_score']}", file=sys.stderr)

@@ -7,7 +7,6 @@ The submissions' sources live in tests/submissions/hostile/<technique>/ (see its
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
 import stat

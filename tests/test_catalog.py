@@ -1,7 +1,6 @@
 """points.yaml matches the spec's exercises and the test files, and bad catalogues are refused."""
 
 import ast
-from pathlib import Path
 
 import pytest
 

@@ -20,7 +20,7 @@ def test_local_cluster_matches_local_grading(tmp_path):
                             {"backward.py": (SOLUTIONS / "backward.py").read_text()
                              + "\ndef two_losses_grad(w, x):\n    g = (x * (x * w).exp()).detach()\n    return g, g\n"})
     paths = [str(SOLUTIONS), str(STUBS), str(wrong)]
-    local = grade_many(paths, tmp_path / "local", Options(seed=11), workers=1)
+    grade_many(paths, tmp_path / "local", Options(seed=11), workers=1)
     remote = grade_many(paths, tmp_path / "dask", Options(seed=11), workers=2, dask="local")
     assert len(remote.written) == 3
     for name in ("solutions", "exercises", "wrong"):

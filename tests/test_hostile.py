@@ -34,7 +34,7 @@ from grader import catalog, results
 from grader.runner import Engine, Options, grade_many
 from grader.sandbox import Limits
 
-from conftest import SOLUTIONS, make_submission, scores
+from conftest import SOLUTIONS, scores
 
 ALL = [e.name for e in catalog.load().exercises]
 HIDDEN_NAMES = sorted({t for e in yaml.safe_load((hc.ROOT / "grader/cases/points.yaml").read_text()).values()

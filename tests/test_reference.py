@@ -5,7 +5,6 @@ import re
 import pytest
 
 from grader import catalog, results
-from grader.runner import Engine, Options
 
 from conftest import SOLUTIONS, STUBS, lost, make_submission
 

@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.cases.kit import SESSION_DEVICE, Fail, Graph, close, result_tensor, returned, tensor, unchanged
+from grader.cases.kit import Fail, Graph, close, result_tensor, returned, tensor, unchanged
 
 
 def test_graph_node_counts_lecture(submission):
