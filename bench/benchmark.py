@@ -73,8 +73,14 @@ def floor_and_isolated(repeats: int) -> dict[str, float]:
     return out
 
 
+def venv_otter() -> Path | None:
+    """The `otter` installed beside this Python (the venv's bin/); never one found on PATH."""
+    path = Path(sys.executable).parent / "otter"
+    return path if path.is_file() and os.access(path, os.X_OK) else None
+
+
 def otter_available() -> bool:
-    return shutil.which("otter") is not None and _has_command("otter")
+    return venv_otter() is not None and _has_command("otter")
 
 
 def _has_command(kind: str) -> bool:
@@ -97,7 +103,7 @@ def time_otter(klass: Path, sample: int, workers: int, work: Path) -> tuple[floa
     def run(form: Path) -> None:
         out = work / "otter-out" / form.stem
         out.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["otter", "run", "-a", str(autograder), "-o", str(out), "--no-logo", str(form)],
+        subprocess.run([str(venv_otter()), "run", "-a", str(autograder), "-o", str(out), "--no-logo", str(form)],
                        check=True, capture_output=True)
 
     start = time.perf_counter()

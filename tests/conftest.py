@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,45 @@ SUBMISSIONS = ROOT / "tests" / "submissions"
 OTTER_RUNS: list[tuple[str, float]] = []  # (what ran, wall seconds) of otter runs, shown after the tests
 
 
+# In CI (CI=1) a skipped test is a failure: a test skipped because a tool or an extra is missing would
+# pass for code it never ran. Only these reasons are facts about the machine, not about the set-up.
+SKIPS_ALLOWED_IN_CI = ("needs a GPU", "needs a machine with a GPU")
+SKIPPED: list[str] = []
+
+
+def venv_tool(name: str) -> Path | None:
+    """A command installed beside the Python that runs the tests (the venv's bin/), never one found on
+    PATH: a global install would make a green run that a fresh machine cannot repeat."""
+    path = Path(sys.executable).parent / name
+    return path if path.is_file() and os.access(path, os.X_OK) else None
+
+
+def _record_skip(report) -> None:
+    if report.skipped:
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+        if not str(reason).removeprefix("Skipped: ").startswith(SKIPS_ALLOWED_IN_CI):
+            SKIPPED.append(f"{report.nodeid}: {reason}")
+
+
+def pytest_runtest_logreport(report):
+    _record_skip(report)
+
+
+def pytest_collectreport(report):
+    _record_skip(report)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if os.environ.get("CI") and SKIPPED and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_terminal_summary(terminalreporter):
+    if os.environ.get("CI") and SKIPPED:
+        terminalreporter.section("CI: skipped tests count as failures")
+        for line in SKIPPED:
+            terminalreporter.write_line(line)
     if OTTER_RUNS:
         terminalreporter.section("otter runs: wall time")
         for what, seconds in OTTER_RUNS:

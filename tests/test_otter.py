@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -31,7 +30,7 @@ import pytest
 
 from grader import catalog
 
-from conftest import OTTER_RUNS, ROOT, SOLUTIONS, STUBS
+from conftest import OTTER_RUNS, ROOT, SOLUTIONS, STUBS, venv_tool
 from sample_submissions import WRONG, hostile, modules_of, wrong_zip, write_zip
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]  # traitlets, via otter
@@ -79,12 +78,19 @@ assert torch.allclose(w, torch.tensor([0.72]))
 }
 
 
-def require_otter() -> None:
-    if shutil.which("otter") is None:
-        message = "otter-grader is not installed: pip install -e '.[otter]'"
+def otter() -> str:
+    """The venv's own `otter` (beside sys.executable); a missing one skips, and fails in CI."""
+    path = venv_tool("otter")
+    if path is None:
+        message = f"otter-grader is not installed beside {sys.executable}: pip install -e '.[otter]'"
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
+    return str(path)
+
+
+def require_otter() -> None:
+    otter()
 
 
 def python(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -106,7 +112,7 @@ def otter_run(autograder: Path, submission: Path, out: Path, check: bool = True)
     """The real `otter run`; with check=False a run that crashes (plain otter can) gives no scores."""
     out.mkdir(parents=True)
     start = time.perf_counter()
-    done = subprocess.run(["otter", "run", "-a", str(autograder), str(submission), "-o", str(out), "--no-logo"],
+    done = subprocess.run([otter(), "run", "-a", str(autograder), str(submission), "-o", str(out), "--no-logo"],
                           env=ENV, cwd=out, capture_output=True, text=True, timeout=600)
     seconds = time.perf_counter() - start
     assert done.returncode == 0 or not check, done.stdout + done.stderr
@@ -147,7 +153,7 @@ def naive_zip(tmp_path_factory) -> Path:
     (work / "tests").mkdir()
     for name, body in NAIVE_BODIES.items():
         (work / "tests" / f"{name}.py").write_text(NAIVE_QUESTION.format(name=name, body=textwrap.indent(body, "    ")))
-    subprocess.run(["otter", "generate", "--no-config", "--no-requirements", "--no-environment", "-t", "tests",
+    subprocess.run([otter(), "generate", "--no-config", "--no-requirements", "--no-environment", "-t", "tests",
                     "-o", "naive.zip"], cwd=work, env=ENV, check=True, capture_output=True)
     return work / "naive.zip"
 
@@ -299,7 +305,7 @@ def student_folder(check_files: Path, modules: dict[str, bytes], work: Path) -> 
 def otter_check(check_files: Path, modules: dict[str, bytes], work: Path) -> dict[str, bool]:
     """Pass/fail per exercise from the real `otter check`, run as a student would."""
     student_folder(check_files, modules, work)
-    done = subprocess.run(["otter", "check", "autograd_lab.py", "-t", "otter-tests"], cwd=work, env=ENV,
+    done = subprocess.run([otter(), "check", "autograd_lab.py", "-t", "otter-tests"], cwd=work, env=ENV,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     names = [e.name for e in catalog.load().exercises]
