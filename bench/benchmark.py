@@ -56,7 +56,7 @@ def floor_and_isolated(repeats: int) -> dict[str, float]:
     """Seconds per reference submission in one process: no isolation at all, then isolated."""
     from inprocess import InProcessEngine
 
-    from grader.runner import Engine, Options
+    from grader.host.runner import Engine, Options
 
     out = {}
     for label, cls in (("in_process_floor_s", InProcessEngine), ("isolated_same_process_s", Engine)):

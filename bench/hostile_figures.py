@@ -31,8 +31,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import hostile_corpus as hc  # noqa: E402
 from grader import catalog  # noqa: E402
-from grader.runner import Engine, Options, grade_many  # noqa: E402
-from grader.sandbox import Limits  # noqa: E402
+from grader.host.runner import Engine, Options, grade_many  # noqa: E402
+from grader.protocol.limits import Limits  # noqa: E402
 
 ALL = [e.name for e in catalog.load().exercises]
 
@@ -104,7 +104,7 @@ class Corpus:
         seconds = time.perf_counter() - start
         for report in reports:
             if t.name == "budget_exhaustion":
-                from grader import results
+                from grader.host import results
                 problems += [f"schema: {p}" for p in results.validate(report)]
                 if [e["name"] for e in report["exercises"]] != ALL:
                     problems.append("not every exercise listed")

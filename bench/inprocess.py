@@ -1,8 +1,8 @@
 """The in-process floor: the same pytest run over the same cases, with no isolation at all.
 
 For measurements only, never for grading: the submission's code runs in a thread of this very
-process. `InProcessEngine.grade(path)` differs from `grader.runner.Engine.grade` in one thing,
-what stands behind the `submission` fixture's socket: a `grader.worker.Worker` serving requests
+process. `InProcessEngine.grade(path)` differs from `grader.host.runner.Engine.grade` in one thing,
+what stands behind the `submission` fixture's socket: a `grader.sandboxed.worker.Worker` serving requests
 in a thread here (no fork, no namespaces, no limits, no seal) instead of a sandboxed process.
 The difference between the two is the cost of isolation.
 """
@@ -15,8 +15,8 @@ import tempfile
 import threading
 from multiprocessing.connection import Connection
 
-from grader import worker as worker_module
-from grader.runner import Engine, Options
+from grader.host.runner import Engine, Options
+from grader.sandboxed import worker as worker_module
 
 
 class _Output:
@@ -26,7 +26,7 @@ class _Output:
 
 
 class _InProcessWorker:
-    """Looks like grader.zygote.WorkerProcess to the trusted side; serves from a thread."""
+    """Looks like grader.host.launcher.WorkerProcess to the trusted side; serves from a thread."""
 
     def __init__(self):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -15,7 +15,8 @@ from pathlib import Path
 
 # Modules that add commands: each defines register(commands, exports), where `commands`
 # is the top-level subparsers object and `exports` the subparsers of `grader export`.
-EXTENSIONS: list[str] = ["grader.bundle", "grader.submit", "grader.gradescope", "grader.otter", "grader.lms.cli"]
+EXTENSIONS: list[str] = ["grader.exports.bundle", "grader.exports.submit", "grader.exports.gradescope",
+                         "grader.exports.otter", "grader.lms.cli"]
 
 
 def _add_limit_options(p: argparse.ArgumentParser) -> None:
@@ -77,8 +78,8 @@ class UsageError(Exception):
 
 
 def _options(args, folders: tuple[str, ...], exercises=None):
-    from grader.runner import GraderError, Options, resolve_device
-    from grader.sandbox import Limits
+    from grader.host.runner import GraderError, Options, resolve_device
+    from grader.protocol.limits import Limits
 
     limits = Limits()
     if args.timeout is not None:
@@ -100,7 +101,7 @@ def _options(args, folders: tuple[str, ...], exercises=None):
 def cmd_check(args) -> int:
     from grader import catalog
     from grader.display import check_table
-    from grader.runner import Engine, GraderError
+    from grader.host.runner import Engine, GraderError
 
     path = Path(args.path)
     if not path.exists():
@@ -125,7 +126,7 @@ def cmd_check(args) -> int:
 
 def expand_submissions(paths: list[str]) -> list[str]:
     """Each path is a submission, except a folder that holds no modules but holds submissions."""
-    from grader.submission import MODULE_FILES, PREFIXES
+    from grader.host.intake import MODULE_FILES, PREFIXES
 
     out = []
     for p in paths:
@@ -143,7 +144,7 @@ def expand_submissions(paths: list[str]) -> list[str]:
 
 def cmd_grade(args) -> int:
     from grader.display import grading_summary
-    from grader.runner import GraderError, grade_many
+    from grader.host.runner import GraderError, grade_many
 
     submissions = expand_submissions(args.submissions)
     missing = [s for s in submissions if not Path(s).exists()]

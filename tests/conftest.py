@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.runner import Engine, Options
+from grader.host.runner import Engine, Options
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"

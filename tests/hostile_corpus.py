@@ -14,7 +14,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.sandbox import Limits
+from grader.protocol.limits import Limits
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
@@ -59,7 +59,7 @@ TECHNIQUES: list[Technique] = [
       ("hvp",), "hvp 0 (wrong values); the other grad.py exercises full"),
     T("patch_pytest", "pytest/_pytest hooks and the grader plugin patched from the student module", ("hvp",),
       "hvp 0; others full"),
-    T("patch_grader_encoder", "grader.worker.Encoder and grader.wire.pack replaced to report other values", GRAD,
+    T("patch_grader_encoder", "grader.sandboxed.worker.Encoder and grader.protocol.wire.pack replaced to report other values", GRAD,
       "grad.py 'tampered': its exercises 0 with that message; others full"),
     T("patch_grader_metadata", "the version counter reported for safe_add_ (w.data.add_) bumped by the encoder",
       INPLACE, "inplace.py 'tampered': safe_add_ (and its module) 0; others full"),
@@ -331,7 +331,7 @@ def scores(report: dict) -> dict[str, float]:
 def held(report: dict, targets: tuple[str, ...], all_exercises: list[str]) -> list[str]:
     """Why `report` does not show the attack held ([] when it did): every exercise listed, the
     targets at 0, every other exercise at full marks, the file schema-valid."""
-    from grader import results
+    from grader.host import results
 
     problems = [f"schema: {p}" for p in results.validate(report)]
     listed = [e["name"] for e in report["exercises"]]

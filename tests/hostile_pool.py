@@ -1,4 +1,4 @@
-"""Stand-ins for grader.runner._grade_in_pool, imported by grade_many's spawned pool processes."""
+"""Stand-ins for grader.host.runner._grade_in_pool, imported by grade_many's spawned pool processes."""
 
 import os
 
@@ -7,6 +7,6 @@ def dies_on_crash_submissions(path: str, name: str) -> dict:
     """A pool process that dies (as under the OOM killer) whenever it grades a submission named crash*."""
     if name.startswith("crash"):
         os._exit(3)
-    from grader import runner
+    from grader.host import runner
 
     return runner._grade_in_pool(path, name)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from grader import submission
-from grader.submit import ROOT_FILE, ROOT_FILE_SOURCE, submission_files
+from grader.exports.submit import ROOT_FILE, ROOT_FILE_SOURCE, submission_files
+from grader.host import intake
 
 from conftest import SOLUTIONS, STUBS
 
@@ -162,7 +162,7 @@ def gd_fit(X, Y, w0, lr, steps):
 
 def modules_of(base: Path, appended: dict[str, str]) -> dict[str, bytes]:
     """The six modules of `base`, with source appended to some (a later def replaces an earlier one)."""
-    modules = {m: (base / m).read_bytes() for m in submission.MODULE_FILES}
+    modules = {m: (base / m).read_bytes() for m in intake.MODULE_FILES}
     for module, source in appended.items():
         modules[module] += source.encode()
     return modules

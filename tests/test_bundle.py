@@ -8,7 +8,8 @@ import zipfile
 
 import pytest
 
-from grader import bundle, catalog
+from grader import catalog
+from grader.exports import bundle
 
 from conftest import ROOT, SOLUTIONS
 
@@ -27,8 +28,8 @@ def test_bundle_holds_stubs_public_tests_and_engine(bundle_zip):
     for module in ("graph", "backward", "grad", "accumulation", "inplace", "extensions"):
         assert f"exercises/{module}.py" in names
         assert f"grader/cases/public/test_{module}.py" in names
-    for needed in ("grader/worker.py", "grader/cli.py", "grader/cases/kit.py", "grader/cases/fns.py",
-                   "grader/cases/points.yaml", "grader/schema/score.schema.json", "pyproject.toml", "README.md"):
+    for needed in ("grader/sandboxed/worker.py", "grader/sandboxed/helpers.py", "grader/host/runner.py",
+                   "grader/protocol/wire.py", "grader/cli.py", "grader/cases/kit.py", "grader/cases/points.yaml", "grader/schema/score.schema.json", "pyproject.toml", "README.md"):
         assert needed in names
 
 

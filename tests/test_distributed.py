@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from grader.runner import Options, grade_many
+from grader.host.runner import Options, grade_many
 
 from conftest import SOLUTIONS, STUBS, make_submission
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from grader import gradescope
 from grader.cli import main
-from grader.submit import write_submission
+from grader.exports import gradescope
+from grader.exports.submit import write_submission
 
 from conftest import SOLUTIONS, scores
 from sample_submissions import wrong_zip
@@ -77,7 +77,7 @@ def test_the_zip_holds_setup_run_autograder_a_cpu_torch_and_the_package(autograd
     assert config == {"seed": 0, "device": "cpu"}
     package = {n for n in names if n.startswith("autograd_lab/")}
     assert {"autograd_lab/pyproject.toml", "autograd_lab/grader/cases/hidden/test_grad.py",
-            "autograd_lab/grader/gradescope.py"} <= package
+            "autograd_lab/grader/exports/gradescope.py"} <= package
     assert not [n for n in names if "__pycache__" in n or "solutions/" in n or n.startswith("autograd_lab/tests/")]
 
 
@@ -137,7 +137,7 @@ def test_a_results_json_is_written_when_grading_crashes(tmp_path, autograder_zip
         raise RuntimeError("boom")
 
     if where == "engine":
-        from grader.runner import Engine
+        from grader.host.runner import Engine
         monkeypatch.setattr(Engine, "grade_loaded", boom)
     else:
         monkeypatch.setattr(gradescope, "grade", boom)

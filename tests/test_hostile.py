@@ -30,9 +30,10 @@ import pytest
 import yaml
 
 import hostile_corpus as hc
-from grader import catalog, results
-from grader.runner import Engine, Options, grade_many
-from grader.sandbox import Limits
+from grader import catalog
+from grader.host import results
+from grader.host.runner import Engine, Options, grade_many
+from grader.protocol.limits import Limits
 
 from conftest import SOLUTIONS, scores
 
@@ -244,7 +245,7 @@ def test_patch_grader_metadata(engine, tmp_path):
     report = grade(engine, "patch_grader_metadata", tmp_path)
     assert_held(report)
     assert scores(report)["safe_add_"] == 0
-    assert "changed the grader's code in the worker (grader.worker.Encoder.tensor)" in messages(report, "safe_add_")
+    assert "changed the grader's code in the worker (grader.sandboxed.worker.Encoder.tensor)" in messages(report, "safe_add_")
 
 
 # ============================================================================= output
@@ -304,7 +305,7 @@ def test_read_secrets_from_an_installed_grader(tmp_path):
         shutil.copy(hc.ROOT / "pyproject.toml", checkout)
         targets = [str(checkout / p) for p in ("grader/cases/hidden", "grader/cases/points.yaml", "solutions")]
         sub = hc.build("read_secrets", tmp_path / "read_secrets", TARGETS=repr(targets), WALK_ROOT="/")
-        code = ("import json, sys; from grader.runner import Engine, Options; e = Engine(Options()); "
+        code = ("import json, sys; from grader.host.runner import Engine, Options; e = Engine(Options()); "
                 "r = e.grade(sys.argv[1], name='read_secrets'); e.close(); print(json.dumps(r))")
         done = subprocess.run([sys.executable, "-c", code, str(sub)], cwd="/", capture_output=True, text=True,
                               timeout=120, env={**os.environ, "PYTHONPATH": str(checkout)})

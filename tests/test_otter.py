@@ -265,8 +265,8 @@ def test_the_zip_is_otters_with_one_question_per_exercise_and_the_plugin(otter_z
         environment = zf.read("environment.yml").decode()
         questions = {n[len("tests/"):-3]: zf.read(n).decode() for n in names if n.startswith("tests/")}
     assert {"run_autograder", "run_otter.py", "setup.sh", "environment.yml", "autograd_lab/pyproject.toml",
-            "autograd_lab/grader/otter.py", "autograd_lab/grader/cases/hidden/test_grad.py"} <= names
-    assert config["plugins"] == [{"grader.otter.AutogradLabPlugin": {"seed": 0, "device": "cpu"}}]
+            "autograd_lab/grader/exports/otter.py", "autograd_lab/grader/cases/hidden/test_grad.py"} <= names
+    assert config["plugins"] == [{"grader.exports.otter.AutogradLabPlugin": {"seed": 0, "device": "cpu"}}]
     for line in ("otter-grader[grading,plugins]==7.0.0", "--extra-index-url https://download.pytorch.org/whl/cpu",
                  "torch>=2.5,<2.14", "-e /autograder/source/autograd_lab"):
         assert f"- {line}" in environment
@@ -342,7 +342,7 @@ def test_a_plugin_that_could_not_grade_gives_every_question_zero(tmp_path):
     require_otter()
     from otter.test_files import GradingResults
 
-    from grader.otter import AutogradLabPlugin
+    from grader.exports.otter import AutogradLabPlugin
 
     results = GradingResults.without_results(RuntimeError("the kernel died"))
     AutogradLabPlugin(str(tmp_path / "submission" / "autograd_lab.py"), {}, {"seed": 0}).after_grading(results)

@@ -6,7 +6,7 @@ import sys
 
 from grader import catalog
 from grader.cli import main
-from grader.otter import question_file
+from grader.exports.otter import question_file
 
 from conftest import ROOT
 

@@ -2,8 +2,8 @@
 
 import json
 
-from grader import results, runner
-from grader.runner import Options, grade_many
+from grader.host import results, runner
+from grader.host.runner import Options, grade_many
 
 import hostile_pool
 from conftest import make_submission

@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from grader import catalog, results
+from grader import catalog
+from grader.host import results
 
 from conftest import SOLUTIONS, STUBS, lost, make_submission
 

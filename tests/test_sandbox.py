@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.runner import Engine, Options
+from grader.host.runner import Engine, Options
 
 from conftest import SOLUTIONS, make_submission, scores
 
@@ -49,10 +49,10 @@ def test_a_python_folder_under_tmp_is_not_covered_by_the_fresh_tmp(tmp_path):
 def test_the_spawn_fallback_grades_like_the_zygote(monkeypatch, tmp_path):
     """Where there is no fork (Windows) or fork is unsafe (macOS), workers are spawned processes:
     slower, not isolated beyond the process boundary, but graded with the same protocol."""
-    from grader import runner, zygote
+    from grader.host import launcher, runner
 
     monkeypatch.setattr(runner, "make_launcher",
-                        lambda limits, device="cpu", **kw: zygote.SpawnLauncher(limits, device=device))
+                        lambda limits, device="cpu", **kw: launcher.SpawnLauncher(limits, device=device))
     engine = runner.Engine(Options())
     try:
         broken = (SOLUTIONS / "grad.py").read_text() + "\ndef hvp(f, x, v):\n    return x * 0\n"

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from grader import results
+from grader.host import results
+from grader.host.runner import Options, grade_many
 from grader.lms.scores import load_score_dir
-from grader.runner import Options, grade_many
 
 from conftest import SOLUTIONS, STUBS, make_submission
 

@@ -7,9 +7,9 @@ import struct
 import pytest
 import torch
 
-from grader import wire
-from grader.proxy import Arg, Fn, encode_arguments
-from grader.wire import RemoteObject, RemoteTensor, WireError
+from grader.host.student_code import Arg, Fn, encode_arguments
+from grader.protocol import wire
+from grader.protocol.wire import RemoteObject, RemoteTensor, WireError
 
 
 def message(body, blobs=()):

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import catalog, results
+from grader import catalog
 from grader.cases.kit import ERROR_HINTS, MISTAKES, mistake_text
-from grader.runner import Options, grade_many
+from grader.host import results
+from grader.host.runner import Options, grade_many
 
 from conftest import SOLUTIONS, SUBMISSIONS, lost, make_submission, public_passed
 

@@ -12,8 +12,8 @@ from typing import Any, Iterable
 
 import torch
 
-from grader.proxy import SESSION_DEVICE, Arg, CallResult, Fn, Graph, Leaf  # noqa: F401  (re-exported for tests)
-from grader.wire import DTYPE_NAMES, RemoteObject, RemoteTensor
+from grader.host.student_code import SESSION_DEVICE, Arg, CallResult, Fn, Graph, Leaf  # noqa: F401  (re-exported for tests)
+from grader.protocol.wire import DTYPE_NAMES, RemoteObject, RemoteTensor
 
 FLOAT_DTYPES = (torch.float32, torch.float64)
 

@@ -5,10 +5,10 @@
 # the second argument v (for the public test's v = [1, 1]), and every reply the wire sends
 # says the tests passed. The trusted side compares values itself, and the worker's reply
 # path is sealed: a changed encoder makes every reply of this module 'tampered'.
-import grader.wire
-import grader.worker
+import grader.protocol.wire
+import grader.sandboxed.worker
 
-_original_value = grader.worker.Encoder.value
+_original_value = grader.sandboxed.worker.Encoder.value
 
 
 def _lying_value(self, v, depth=0):
@@ -17,8 +17,8 @@ def _lying_value(self, v, depth=0):
     return _original_value(self, v, depth)
 
 
-grader.worker.Encoder.value = _lying_value
-_original_pack = grader.wire.pack
+grader.sandboxed.worker.Encoder.value = _lying_value
+_original_pack = grader.protocol.wire.pack
 
 
 def _pack_with_verdict(body, blobs):
@@ -27,7 +27,7 @@ def _pack_with_verdict(body, blobs):
     return _original_pack(body, blobs)
 
 
-grader.wire.pack = _pack_with_verdict
+grader.protocol.wire.pack = _pack_with_verdict
 
 
 def hvp(f, x, v):

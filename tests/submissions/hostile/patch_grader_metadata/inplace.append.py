@@ -5,9 +5,9 @@
 # w.data.add_ hides the change; the patched encoder then reports the version one higher
 # for the tensor that is the argument itself. Before the reply path was sealed, this
 # scored full marks on safe_add_.
-import grader.worker
+import grader.sandboxed.worker
 
-_original_tensor = grader.worker.Encoder.tensor
+_original_tensor = grader.sandboxed.worker.Encoder.tensor
 
 
 def _tensor(self, v, depth=0, with_grad=True):
@@ -17,7 +17,7 @@ def _tensor(self, v, depth=0, with_grad=True):
     return node
 
 
-grader.worker.Encoder.tensor = _tensor
+grader.sandboxed.worker.Encoder.tensor = _tensor
 
 
 def safe_add_(w, delta):

@@ -29,12 +29,12 @@ def _passing_init(self, *args, **kwargs):
 
 _pytest.reports.TestReport.__init__ = _passing_init
 try:  # the grader's plugin, if this interpreter can import it
-    import grader.plugin as _plugin
+    import grader.host.plugin as _plugin
 
     _plugin.classify = lambda excinfo, visible: ("passed", "")
     _plugin.TestOutcome.score = property(lambda self: self.points)
 except Exception as exc:  # noqa: BLE001
-    print("patch_pytest: no grader.plugin here:", type(exc).__name__)
+    print("patch_pytest: no grader.host.plugin here:", type(exc).__name__)
 
 
 def hvp(f, x, v):

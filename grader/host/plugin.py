@@ -17,7 +17,7 @@ import torch
 from _pytest.reports import TestReport
 
 from grader.catalog import Catalog, CatalogError, TestSpec
-from grader.proxy import CallTimeout, StudentCode, SubmissionUnavailable, WorkerFault
+from grader.host.student_code import CallTimeout, StudentCode, SubmissionUnavailable, WorkerFault
 
 MAX_MESSAGE = 1500
 

@@ -1,14 +1,14 @@
 """`grader submit`: the one file a student hands in, whichever way the course grades it.
 
 The form is a zip made by this command: the six modules under `exercises/`, and one root file,
-`autograd_lab.py`. `grader grade` reads only the six modules (see `grader.submission`), so the
+`autograd_lab.py`. `grader grade` reads only the six modules (see `grader.host.intake`), so the
 root file never counts. It is there for otter-grader, which resolves a submission zip to exactly
 one `.py` or `.ipynb` at its root and refuses several `.py` files there (hence the modules in a
 folder). Gradescope takes the same zip. The zip is reproducible: the same modules give the same
 bytes, so a resubmission that changes nothing is recognisably the same.
 
 The root file also serves `otter check` on the student's machine: it names the folder that the
-public tests check (see `grader.otter`).
+public tests check (see `grader.exports.otter`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from grader import submission
-from grader.bundle import write_zip
+from grader.exports.bundle import write_zip
+from grader.host import intake
 
 ROOT_FILE = "autograd_lab.py"
 ZIP_DATE = (2020, 1, 1, 0, 0, 0)
@@ -55,9 +55,9 @@ def cmd_submit(args) -> int:
     if not source.exists():
         raise UsageError(f"{source} does not exist: run this where your exercises/ folder is, or give its path "
                          f"/ 找不到 {source}：请在 exercises/ 所在目录运行，或给出它的路径")
-    sub = submission.load(source)
+    sub = intake.load(source)
     if not sub.files:
-        raise UsageError(f"no exercise module found in {source} (expected {', '.join(submission.MODULE_FILES)}) "
+        raise UsageError(f"no exercise module found in {source} (expected {', '.join(intake.MODULE_FILES)}) "
                          f"/ 在 {source} 中没有找到习题模块")
     out = write_submission(sub.files, args.out)
     for problem in sub.problems:
@@ -69,11 +69,11 @@ def cmd_submit(args) -> int:
 
 def submission_files(modules: dict[str, bytes]) -> dict[str, bytes]:
     """Zip path -> content of a submission holding these modules (module file name -> source)."""
-    unknown = set(modules) - set(submission.MODULE_FILES)
+    unknown = set(modules) - set(intake.MODULE_FILES)
     if unknown:
         raise ValueError(f"not exercise modules: {', '.join(sorted(unknown))}")
     files = {ROOT_FILE: ROOT_FILE_SOURCE.encode()}
-    files.update({f"exercises/{m}": modules[m] for m in submission.MODULE_FILES if m in modules})
+    files.update({f"exercises/{m}": modules[m] for m in intake.MODULE_FILES if m in modules})
     return files
 
 
@@ -81,7 +81,7 @@ def write_submission(modules: dict[str, bytes], out: Path) -> Path:
     """Write the submission zip atomically and check that it reads back to the same modules."""
     out = Path(out)
     tmp = write_zip(out.with_name(f".{out.stem}.tmp.zip"), submission_files(modules), date_time=ZIP_DATE)
-    back = submission.load(tmp)
+    back = intake.load(tmp)
     if back.files != modules:
         tmp.unlink()
         raise RuntimeError(f"the zip does not read back to the same modules: {back.problems}")

@@ -20,8 +20,8 @@ from typing import Any
 
 import torch
 
-from grader import wire
-from grader.sandbox import Limits
+from grader.protocol import wire
+from grader.protocol.limits import Limits
 
 
 class CallTimeout(Exception):
@@ -59,14 +59,14 @@ def Leaf(tensor: torch.Tensor, grad: torch.Tensor | None = None) -> Arg:
 
 @dataclass
 class Fn:
-    """A callable from `grader.cases.fns.FUNCTIONS`, built inside the worker."""
+    """A callable from `grader.sandboxed.helpers.FUNCTIONS`, built inside the worker."""
 
     name: str
 
 
 @dataclass
 class Graph:
-    """An autograd graph built inside the worker by `grader.cases.fns.GRAPHS[name](*args)`."""
+    """An autograd graph built inside the worker by `grader.sandboxed.helpers.GRAPHS[name](*args)`."""
 
     name: str
     args: tuple = ()
@@ -424,7 +424,7 @@ def recv_message(fd: int, deadline: float, max_size: int, on_wait=None) -> bytes
         raise MessageTooLarge(n)
     if n < 4:
         return _recv_exact(fd, n, deadline, on_wait)
-    # A grader.wire message starts with its JSON header's length: refuse a huge header unread.
+    # A grader.protocol.wire message starts with its JSON header's length: refuse a huge header unread.
     prefix = _recv_exact(fd, 4, deadline, on_wait)
     if struct.unpack(">I", prefix)[0] > wire.MAX_HEADER_BYTES:
         raise MessageTooLarge(n)

@@ -1,7 +1,9 @@
 """The sandbox a worker runs in: limits, a private file system, no network, no privileges.
 
-`Limits` says what a worker may use; `SandboxPlan` says how it is isolated on this machine.
-`enter(plan, limits)` runs inside the freshly forked worker, before any student code:
+The system calls and steps that isolate a worker, run on the sandboxed side only (the zygote's
+children). `Limits` (what a worker may use) and `SandboxPlan` (how it is isolated on this
+machine) are in `grader.protocol.limits`. `enter(plan, limits)` runs inside the freshly forked
+worker, before any student code:
 
 * Linux, as root or with unprivileged user namespaces: new mount, PID, network, IPC and UTS
   namespaces. The worker gets a fresh root file system that holds only the system and
@@ -28,111 +30,10 @@ except ImportError:  # Windows: no rlimits; the spawned worker runs without them
     resource = None
 import stat
 import sys
-from dataclasses import asdict, dataclass, field
+
+from grader.protocol.limits import Limits, SandboxPlan
 
 MiB = 1024 * 1024
-
-
-@dataclass
-class Limits:
-    """What a worker may use. Times in seconds, sizes in MiB."""
-
-    call_timeout_s: float = 10.0
-    exercise_budget_s: float = 20.0
-    submission_budget_s: float = 240.0
-    memory_mb: int = 2048  # address space above what the worker starts with (CPU only)
-    processes: int = 64  # RLIMIT_NPROC of the worker's own user id
-    output_kb: int = 64  # captured stdout/stderr kept per submission
-    file_size_mb: int = 16
-    tmpfs_mb: int = 64
-    open_files: int = 256
-    cpu_s: int = 600
-    gpu_memory_fraction: float = 0.25
-    # One worker per module instead of one per submission (CPU only): what a module does to its
-    # interpreter can then touch nothing else, at the cost of five more worker starts per
-    # submission. Without it, torch's namespaces are restored before every import and call.
-    worker_per_module: bool = False
-
-
-@dataclass
-class SandboxPlan:
-    """How workers are isolated on this machine; decided once by the zygote."""
-
-    mode: str = "process"  # "root-namespaces", "user-namespaces" or "process"
-    root_dir: str = ""  # empty mount point for the worker's new root
-    readonly_paths: list[str] = field(default_factory=list)
-    hidden_paths: list[str] = field(default_factory=list)
-    worker_uid: int | None = None
-    worker_gid: int | None = None
-    device: str = "cpu"
-    notes: list[str] = field(default_factory=list)
-
-    def describe(self, limits: Limits) -> dict:
-        """How a worker was isolated and limited, for the score file's `sandbox` block."""
-        if self.mode == "spawn":
-            return self._describe_spawned(limits)
-        isolated = self.mode != "process"
-        own_uid = self.worker_uid is not None
-        if own_uid:
-            user = f"uid {self.worker_uid}, dropped from root, no capabilities, no_new_privs"
-        elif self.mode == "user-namespaces":
-            user = "root of a new user namespace (the grader's user outside), no capabilities, no_new_privs"
-        else:
-            user = "the grader's own user (no root to drop from)"
-        if isolated:
-            filesystem = ("private root: system and Python directories and the grader's public modules, "
-                          "read-only; hidden tests and points covered; its own empty /tmp and /work")
-        elif own_uid:
-            filesystem = (f"the machine's own, seen as uid {self.worker_uid}; the secret paths (hidden tests, points, "
-                          "solutions, and what --hide names: `grader grade` adds the submissions and the output "
-                          "folder) are made unreadable to it by removing their other-permissions")
-        else:
-            filesystem = "not isolated: the worker can read what the grader's user can"
-        # RLIMIT_NPROC counts per user id, and never for root: a user namespace made by root maps the
-        # worker to root outside, so only a worker with a user id of its own (or a user's) is limited.
-        nproc = own_uid or (self.mode == "user-namespaces" and os.geteuid() != 0)
-        cpu = self.device == "cpu"
-        return {
-            "backend": self.mode,
-            "network": ("none: an empty network namespace" if isolated
-                        else "not isolated: no network namespace on this machine"),
-            "user": user,
-            "filesystem": filesystem,
-            "processes": ("a PID namespace of its own: whatever it starts dies with it" if isolated else
-                          "its parent is a child subreaper that kills whatever it leaves behind"),
-            "processes_limit": limits.processes if nproc else None,
-            "memory_limit_mb": limits.memory_mb if cpu else None,
-            "memory": (f"{limits.memory_mb} MB above its start: per process by RLIMIT_AS, for all its processes "
-                       "together by the grader (resident memory, checked every 50 ms)" if cpu else
-                       f"GPU: {limits.gpu_memory_fraction:.0%} of the device's memory; no address-space limit"),
-            "time_limits_s": {"call": limits.call_timeout_s, "exercise": limits.exercise_budget_s,
-                              "submission": limits.submission_budget_s, "cpu": limits.cpu_s},
-            "output_limit_kb": limits.output_kb,
-            "environment": "cleared: only PATH, HOME, LANG, TMPDIR and thread settings",
-            "notes": list(self.notes) + ([] if nproc else [
-                "no process-count limit: RLIMIT_NPROC counts per user id (never for root), and the worker "
-                "shares the grader's"]),
-        }
-
-    def _describe_spawned(self, limits: Limits) -> dict:
-        return {
-            "backend": "spawn",
-            "network": "not isolated: no namespaces on this system",
-            "user": "the grader's own user",
-            "filesystem": "not isolated: the worker can read what the grader's user can",
-            "processes": "a separate process started for the submission; what it starts is not tracked",
-            "processes_limit": None,
-            "memory_limit_mb": None,
-            "memory": "not limited: resource limits are set only where the system allows them",
-            "time_limits_s": {"call": limits.call_timeout_s, "exercise": limits.exercise_budget_s,
-                              "submission": limits.submission_budget_s, "cpu": limits.cpu_s},
-            "output_limit_kb": limits.output_kb,
-            "environment": "cleared: only PATH, HOME, LANG, TMPDIR and thread settings",
-            "notes": list(self.notes),
-        }
-
-    def to_json(self) -> dict:
-        return asdict(self)
 
 
 # ----------------------------------------------------------------------------- Linux system calls
@@ -379,8 +280,8 @@ def kill_descendants(rounds: int = 200) -> int:
 
     killed = 0
     for _ in range(rounds):
-        children = _children(os.getpid())
-        for pid in children:
+        pids = children(os.getpid())
+        for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)
                 killed += 1
@@ -390,15 +291,16 @@ def kill_descendants(rounds: int = 200) -> int:
             while os.waitpid(-1, os.WNOHANG)[0] > 0:
                 pass
         except ChildProcessError:
-            if not children:
+            if not pids:
                 return killed
-        if not children and not _children(os.getpid()):
+        if not pids and not children(os.getpid()):
             return killed
         time.sleep(0.005)
     return killed
 
 
-def _children(pid: int) -> list[int]:
+def children(pid: int) -> list[int]:
+    """The pids of a process's children, from /proc (the engine reads them too, to add up memory)."""
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
@@ -430,25 +332,15 @@ def protect_from_other_users(paths: list[str]) -> list[str]:
     return changed
 
 
-# ----------------------------------------------------------------------------- choosing a plan
-
-def readonly_paths(hidden: list[str]) -> list[str]:
-    """System and Python directories the worker needs, minus any that would expose a secret."""
-    import grader
-
-    candidates = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/sys", "/opt"]
-    candidates += [sys.prefix, sys.base_prefix, sys.exec_prefix]
-    candidates += [p for p in sys.path if p and os.path.isdir(p)]
-    candidates.append(os.path.dirname(os.path.abspath(grader.__file__)))
-    chosen: list[str] = []
-    for path in sorted({os.path.abspath(p) for p in candidates if os.path.lexists(p)}, key=len):
-        if any(_inside(path, c) for c in chosen if not os.path.islink(c)):
-            continue  # already visible through a parent
-        if any(_inside(h, path) for h in hidden) and path != os.path.dirname(os.path.abspath(grader.__file__)):
-            continue  # binding it would show a secret: the grader package is bound by itself instead
-        chosen.append(path)
-    return chosen
-
-
-def _inside(path: str, parent: str) -> bool:
-    return path == parent or path.startswith(parent.rstrip("/") + "/")
+def clean_environment() -> dict[str, str]:
+    """The only environment a worker sees: nothing from the grader's (no tokens, no keys)."""
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/work",
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "TMPDIR": "/tmp",
+    }

@@ -1,9 +1,19 @@
-"""Functions, graphs and probes that tests hand to student code. Not secret.
+"""Worker-side helpers: the functions, graphs and probes that tests hand to student code. Not secret.
 
-Both sides import this module: the worker builds the callables `f`, the autograd graphs
-and the probes from it (a callable cannot cross the boundary as data), and the trusted side
-uses the same definitions to compute what the right answer is. Everything here must work
-for any floating dtype and any device, and must not depend on the grader's other modules.
+A callable cannot cross the boundary as data, so a test names one (`Fn("sum_cubes")`,
+`Graph("mlp", args)`, `probe="smooth_abs"`) and the worker builds it from the three tables
+here: `FUNCTIONS`, `GRAPHS`, `PROBES`. The trusted side imports the same definitions to
+compute the right answers (`grader.cases.hidden.oracle`, the graph tests), so both sides agree
+by construction. Everything here must work for any floating dtype and any device, and import
+nothing of the grader: it runs in the worker, next to student code.
+
+Why here, and not next to the tests in `grader/cases/`: the sandboxed side imports nothing of
+the cases (an import-linter contract), since that package also holds the hidden tests and the
+oracle. The worker reads these tables and nothing else, and the zygote runs `warm_up()` once
+before any fork. When a later round keeps each exercise's helpers next to its tests, they
+become files in a public cases folder that the catalogue names; the zygote then loads them
+by path, in one function, into these same three tables, and the worker and the wire format
+stay as they are.
 """
 
 from __future__ import annotations

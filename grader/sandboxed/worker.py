@@ -1,8 +1,8 @@
 """The worker: the only process that runs student code.
 
-It is started inside the sandbox (see `grader.sandbox`), receives the submission's module
+It is started inside the sandbox (see `grader.sandboxed.isolation`), receives the submission's module
 files and then requests to call one student function each, and answers every request with
-plain data in the `grader.wire` format: what the call returned, what it raised, and the
+plain data in the `grader.protocol.wire` format: what the call returned, what it raised, and the
 state of its arguments before and after. It judges nothing; the trusted side does.
 
 Everything here is untrusted as soon as the first student module is imported, so the
@@ -23,7 +23,8 @@ from typing import Any
 
 import torch
 
-from grader import seal, wire
+from grader.protocol import wire
+from grader.sandboxed import helpers, seal
 
 # Captured before any student code runs, so that a submission that patches torch.Tensor's
 # Python attributes cannot change what the worker reports about tensors.
@@ -209,11 +210,9 @@ class ArgumentBuilder:
         if kind == "$tensor":
             return self.tensor(p)
         if kind == "$fn":
-            from grader.cases import fns
-            return fns.FUNCTIONS[p]
+            return helpers.FUNCTIONS[p]
         if kind == "$graph":
-            from grader.cases import fns
-            return fns.GRAPHS[p["name"]](*self.build(p["args"]))
+            return helpers.GRAPHS[p["name"]](*self.build(p["args"]))
         raise ValueError(f"unknown argument kind {kind}")
 
     def tensor(self, p: dict) -> torch.Tensor:
@@ -240,7 +239,7 @@ class Worker:
 
     def serve(self) -> None:
         # Everything the loop relies on is bound to a local before the first student module is
-        # imported: replacing Worker.call, grader.worker.Encoder or the connection later has no
+        # imported: replacing Worker.call, grader.sandboxed.worker.Encoder or the connection later has no
         # effect on it, and changing what they use is caught by the seal before each reply.
         pid, fd, getpid, write, exit_ = os.getpid(), self.conn.fileno(), os.getpid, _write, os._exit
         recv = self.conn.recv_bytes
@@ -263,11 +262,11 @@ class Worker:
                 # A copy of the worker made by os.fork() in student code: only the worker answers.
                 exit_(0)
             if check.__code__ is not check_code or check.__defaults__ is not check_defaults:
-                problem = "grader.seal.check"
+                problem = "grader.sandboxed.seal.check"
             else:
                 problem = check(snapshot) if op in ("import", "call") else None
             if problem is None and pack.__code__ is not pack_code:
-                problem = "grader.worker._pack"
+                problem = "grader.sandboxed.worker._pack"
             if problem is not None:
                 send(fd, tampered(body.get("id"), problem), write)
                 continue
@@ -333,8 +332,7 @@ class Worker:
         start = time.perf_counter()
         try:
             if probe:
-                from grader.cases import fns
-                value = fns.PROBES[probe](target, *args, **kwargs)
+                value = helpers.PROBES[probe](target, *args, **kwargs)
             else:
                 value = target(*args, **kwargs)
             if self.device.startswith("cuda"):
@@ -445,7 +443,7 @@ def _tables() -> dict[str, dict]:
         for name, obj in vars(module).items():
             if type(obj) is dict and not name.startswith("__"):
                 tables[f"{module.__name__}.{name}"] = obj
-    tables["grader.worker._dumps.__self__"] = vars(_dumps.__self__)  # the JSON encoder's settings
+    tables[f"{__name__}._dumps.__self__"] = vars(_dumps.__self__)  # the JSON encoder's settings
     return tables
 
 
@@ -514,10 +512,7 @@ def install_recorders() -> None:
 def prepare_process() -> None:
     """Settings every worker takes before the first request, whatever launched it."""
     torch.set_num_threads(1)
-    # Imported now so the worker's helper functions exist before student code can shadow them.
-    from grader.cases import fns
-
-    fns.warm_up()
+    helpers.warm_up()
     install_recorders()
 
 

@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 SCHEMA_VERSION = "1.0"
-SCHEMA_FILE = Path(__file__).parent / "schema" / "score.schema.json"
+SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schema" / "score.schema.json"
 
 
 def build_report(*, submission: str, exercises: list, outcomes: list, device: str, torch_version: str,

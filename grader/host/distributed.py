@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import threading
 
-from grader import submission
-from grader.runner import Engine, GraderError, Options, grade_or_report
+from grader.host import intake
+from grader.host.runner import Engine, GraderError, Options, grade_or_report
 
 _engines: dict[str, Engine] = {}
 _lock = threading.Lock()
 
 
-def grade_task(sub: submission.Submission, options: Options) -> dict:
+def grade_task(sub: intake.Submission, options: Options) -> dict:
     """Runs on a Dask worker: grade one submission with this process's engine."""
     key = repr((options.device, options.seed, options.folders, sorted(options.exercises or []), options.limits))
     with _lock:  # one pytest session at a time per process, whatever the worker's thread count
@@ -49,7 +49,7 @@ def grade_on_cluster(todo: list[tuple[str, str]], options: Options, address: str
     try:
         futures = []
         for i, (path, name) in enumerate(todo):
-            sub = submission.load(path)
+            sub = intake.load(path)
             sub.name = name
             futures.append(client.submit(grade_task, sub, options, key=f"grade-{i}-{name}", pure=False))
         for future in as_completed(futures):

@@ -1,4 +1,4 @@
-print("SHADOW grader.worker imported")
+print("SHADOW grader.sandboxed.worker imported")
 
 
 def run(conn, workdir):

@@ -44,10 +44,12 @@ import traceback
 import zipfile
 from pathlib import Path
 
-from grader import catalog, gradescope, submission
-from grader.bundle import write_zip
-from grader.gradescope import add_grading_options, case_output, requirements_txt, source_files, student_summary
-from grader.submit import ROOT_FILE, ROOT_FILE_SOURCE
+from grader import catalog
+from grader.exports import gradescope
+from grader.exports.bundle import write_zip
+from grader.exports.gradescope import add_grading_options, case_output, requirements_txt, source_files, student_summary
+from grader.exports.submit import ROOT_FILE, ROOT_FILE_SOURCE
+from grader.host import intake
 
 PLUGIN = f"{__name__}.AutogradLabPlugin"
 STUDENT_TESTS = "otter-tests"
@@ -138,7 +140,7 @@ def question_file(exercise: catalog.Exercise, student: bool) -> str:
                   f"@test_case(name={t.name!r}, points={t.points!r}, hidden={t.folder == 'hidden'})"]
         if student:
             lines += [f"def case_{i}(env):",
-                      "    from grader.otter import public_check",
+                      "    from grader.exports.otter import public_check",
                       f"    public_check(env, {exercise.name!r}, {t.name!r})"]
         else:
             lines += [f"def case_{i}():", "    raise AssertionError(NOT_HERE)"]
@@ -217,9 +219,9 @@ def _exercises_folder(env) -> Path:
 
 
 def _public_report(folder: Path) -> dict:
-    from grader.runner import Engine, Options
+    from grader.host.runner import Engine, Options
 
-    sub = submission.load(folder)
+    sub = intake.load(folder)
     key = (str(folder.resolve()), sub.sha256)
     if key not in _public_reports:
         engine = Engine(Options(seed=0, folders=("public",)))  # what `grader check` runs
@@ -239,14 +241,14 @@ class PluginLogic:
 
     def __init__(self, submission_path, submission_metadata, plugin_config):
         super().__init__(submission_path, submission_metadata, plugin_config)
-        self.snapshot: submission.Submission | None = None
+        self.snapshot: intake.Submission | None = None
         self.report: dict | None = None
         self.autograder_dir: Path | None = None
 
     # -- before otter reads the log or starts its kernel -----------------------------------
     def before_grading(self, config) -> None:
         folder = Path(self.submission_path).parent
-        self.snapshot = submission.load(folder)
+        self.snapshot = intake.load(folder)
         self.autograder_dir = Path(config.autograder_dir).resolve()
         clear_submission_folder(folder, Path(self.submission_path), self.autograder_dir / "source" / "tests")
         config.grade_from_log = False
@@ -268,7 +270,7 @@ class PluginLogic:
 
     # -- after otter's kernel is done ------------------------------------------------------
     def after_grading(self, results) -> None:
-        from grader.runner import Options, failure_report
+        from grader.host.runner import Options, failure_report
 
         config = self.plugin_config or {}
         seed, device = int(config.get("seed", 0)), config.get("device", "cpu")

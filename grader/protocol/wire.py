@@ -10,7 +10,7 @@ Values are encoded as JSON trees where dicts carry a single `$kind` key:
     {"$tensor": {...}}, {"$tuple": [...]}, {"$dict": [[key, value], ...]},
     {"$dtype": "float32"}, {"$device": "cpu"}, {"$object": "TypeName"}
 plus instructions that only the worker understands (`$fn`, `$graph`, `$leaf`...), which
-`grader.worker` turns into objects and `grader.cases.kit` writes.
+`grader.sandboxed.worker` turns into objects and `grader.cases.kit` writes.
 """
 
 from __future__ import annotations

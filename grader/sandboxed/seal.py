@@ -2,7 +2,7 @@
 
 The worker reports what student code returned, and also things only it can see: a tensor's
 `requires_grad`, `grad_fn`, version counter, whether it is the argument itself. A submission
-that patches the code that reports them (`grader.worker.Encoder.tensor`, the accessor table,
+that patches the code that reports them (`grader.sandboxed.worker.Encoder.tensor`, the accessor table,
 `json`'s encoder, a builtin) could make wrong code look right. Values cannot be forged this
 way (the trusted side computes them itself); these attested facts could.
 

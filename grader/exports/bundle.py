@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parent.parent  # grader/
 CHECKOUT = PACKAGE_DIR.parent
 FORBIDDEN_PARTS = ("cases/hidden", "solutions", "tests/", "__pycache__", ".git")
 PACKAGE_SUFFIXES = (".py", ".json", ".yaml", ".ini")

@@ -23,11 +23,11 @@ import torch
 
 import grader
 from grader import catalog as catalog_module
-from grader import results, submission
-from grader.plugin import GradingPlugin, TestOutcome
-from grader.proxy import StudentCode
-from grader.sandbox import Limits
-from grader.zygote import make_launcher
+from grader.host import intake, results
+from grader.host.launcher import describe_sandbox, make_launcher
+from grader.host.plugin import GradingPlugin, TestOutcome
+from grader.host.student_code import StudentCode
+from grader.protocol.limits import Limits
 
 PYTEST_ARGS = [
     "-c", str(catalog_module.CASES_DIR / "pytest.ini"),
@@ -74,12 +74,12 @@ class Engine:
                                       extra_hidden=options.extra_hidden, force_mode=options.sandbox)
 
     def grade(self, path: str | os.PathLike, name: str | None = None) -> dict:
-        sub = submission.load(path)
+        sub = intake.load(path)
         if name:
             sub.name = name
         return self.grade_loaded(sub)
 
-    def grade_loaded(self, sub: submission.Submission) -> dict:
+    def grade_loaded(self, sub: intake.Submission) -> dict:
         opts = self.options
         start = time.perf_counter()
         student = StudentCode(sub.files, self.launcher, self.catalog.modules_by_function, opts.limits,
@@ -95,7 +95,7 @@ class Engine:
             for outcome in plugin.outcomes.values():
                 if outcome.status == "error" and outcome.message == "the test did not run":
                     outcome.message = f"the test did not run (pytest exit code {int(exit_code)})"
-        sandbox = self.launcher.plan.describe(opts.limits)
+        sandbox = describe_sandbox(self.launcher.plan, opts.limits)
         sandbox["peak_memory_mb"] = round(student.peak_memory_mb, 1) if student.peak_memory_mb else None
         per_module = opts.device == "cpu" and opts.limits.worker_per_module
         sandbox["workers"] = (f"one per module ({student.workers_started} started)" if per_module else
@@ -177,7 +177,7 @@ def _grade_in_pool(path: str, name: str) -> dict:
 def unique_names(paths: list[str]) -> list[str]:
     names, seen = [], {}
     for p in paths:
-        base = submission.submission_name(p)
+        base = intake.submission_name(p)
         seen[base] = seen.get(base, 0) + 1
         names.append(base if seen[base] == 1 else f"{base}-{seen[base]}")
     return names
@@ -206,7 +206,7 @@ def grade_many(paths: list[str], out_dir: Path, options: Options, workers: int =
     for path, name in zip(paths, unique_names(paths)):
         if resume:
             done = results.read_report(out_dir / results.score_file_name(name))
-            if done is not None and done.get("source_sha256") == submission.load(path).sha256:
+            if done is not None and done.get("source_sha256") == intake.load(path).sha256:
                 summary.skipped.append(name)
                 summary.reports.append(done)
                 continue
@@ -223,7 +223,7 @@ def grade_many(paths: list[str], out_dir: Path, options: Options, workers: int =
 
     try:
         if dask:
-            from grader.distributed import grade_on_cluster
+            from grader.host.distributed import grade_on_cluster
 
             grade_on_cluster(todo, options, dask, workers, finish)
         elif workers <= 1 or len(todo) <= 1:
@@ -242,13 +242,13 @@ def grade_many(paths: list[str], out_dir: Path, options: Options, workers: int =
     return summary
 
 
-def grade_or_report(engine: Engine, source: str | os.PathLike | submission.Submission, name: str,
+def grade_or_report(engine: Engine, source: str | os.PathLike | intake.Submission, name: str,
                     where: str = "") -> dict:
     """Grade one submission (a path, or one already read); a bug in the grader itself gives a
     complete score file that says so instead of stopping the run. Set-up errors still raise."""
     start = time.perf_counter()
     try:
-        if isinstance(source, submission.Submission):
+        if isinstance(source, intake.Submission):
             return engine.grade_loaded(source)
         return engine.grade(source, name=name)
     except GraderError:

@@ -9,7 +9,7 @@ inputs. A results.json is written whatever happens: a grading crash gives every 
 reason, and `run_autograder` writes one itself if Python cannot start. ROOT is `/autograder` on
 Gradescope; `--root` or `AUTOGRADER_ROOT` points it elsewhere (the tests use a temporary folder).
 
-Also shared with `grader.otter`: the package source the instructor zips carry, their pinned CPU
+Also shared with `grader.exports.otter`: the package source the instructor zips carry, their pinned CPU
 torch, and where the engine must not let a worker look.
 """
 
@@ -23,7 +23,7 @@ import time
 import traceback
 from pathlib import Path
 
-from grader.bundle import CHECKOUT, PACKAGE_DIR, package_files, write_zip
+from grader.exports.bundle import CHECKOUT, PACKAGE_DIR, package_files, write_zip
 
 TORCH_REQUIREMENT = "torch>=2.5,<2.14"
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -68,7 +68,7 @@ results="$root/results/results.json"
 mkdir -p "$root/results"
 rm -f "$results"
 cd "$root" || exit 1
-"$python" -I -c 'import sys; sys.path.insert(0, sys.argv[1]); from grader.gradescope import main; sys.exit(main(sys.argv[2:]))' \\
+"$python" -I -c 'import sys; sys.path.insert(0, sys.argv[1]); from grader.exports.gradescope import main; sys.exit(main(sys.argv[2:]))' \\
     "$root/source/{SOURCE_DIR}" --root "$root"
 status=$?
 if [ ! -s "$results" ]; then
@@ -138,7 +138,7 @@ def build_gradescope_zip(out: Path, seed: int = 0, device: str = "cpu") -> Path:
 # ============================================================================= the run
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="grader.gradescope", description="grade ROOT/submission for Gradescope")
+    parser = argparse.ArgumentParser(prog="grader.exports.gradescope", description="grade ROOT/submission for Gradescope")
     parser.add_argument("--root", type=Path, default=Path(os.environ.get("AUTOGRADER_ROOT", DEFAULT_ROOT)),
                         help=f"the autograder folder (default: $AUTOGRADER_ROOT or {DEFAULT_ROOT})")
     run(parser.parse_args(argv).root)
@@ -147,8 +147,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(root: Path) -> dict:
     """Grade ROOT/submission and write ROOT/results/results.json; returns what was written."""
-    from grader.results import write_atomic
-    from grader.submission import load
+    from grader.host.intake import load
+    from grader.host.results import write_atomic
 
     root = Path(root)
     start = time.monotonic()
@@ -168,7 +168,7 @@ def run(root: Path) -> dict:
 
 def submission_path(folder: Path) -> Path:
     """The submission folder, or the one zip in it when it holds no modules (an upload not unpacked)."""
-    from grader.submission import load
+    from grader.host.intake import load
 
     zips = sorted(p for p in folder.glob("*.zip") if p.is_file() and not p.is_symlink())
     if len(zips) == 1 and not load(folder).files:
@@ -188,7 +188,7 @@ def grade(sub, seed: int, device: str, secrets: list[str], name: str = "submissi
     """One loaded submission through the engine, public and hidden tests: the score file that
     `grader grade` writes. A crash of the grader itself gives the complete score file of zeros
     that `grader grade` gives."""
-    from grader.runner import Engine, Options, failure_report, resolve_device
+    from grader.host.runner import Engine, Options, failure_report, resolve_device
 
     sub.name = name
     options = Options(device=resolve_device(device), seed=seed, folders=("public", "hidden"),

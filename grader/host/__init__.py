@@ -1,0 +1,12 @@
+"""The trusted side: the code that decides scores, and never runs student code.
+
+`runner` grades submissions (one pytest session each; many in a process pool or on Dask via
+`distributed`); `intake` reads hand-ins as untrusted files; `launcher` starts the zygote and
+holds the handles of its workers; `student_code` is what tests call student code through (a
+request over the socket, a reply of plain data checked here); `plugin` is the pytest plugin
+that maps tests to the catalogue and outcomes to points; `results` writes the score files.
+
+It may import `grader.protocol`, `grader.catalog` and, to start workers and share the
+helpers' definitions, `grader.sandboxed`; never the exports or the CLI, and never a student's
+module: those are imported in the worker only.
+"""

@@ -1,0 +1,394 @@
+"""Starting workers, seen from the engine: the zygote's launcher and the worker handles.
+
+`Launcher` starts one zygote (`grader.sandboxed.zygote`) per grading process and asks it for a
+fresh sandboxed worker per submission; `spawn()` returns a `WorkerProcess`, whose connection
+speaks `grader.protocol.wire`, with its output collected and its memory measurable from
+outside. Where `fork` is not available (Windows, macOS), `SpawnLauncher` starts a plain
+subprocess instead. This side decides what a worker must not see (`hidden_paths`) and what it
+may read (`readonly_paths`), and says in the score file how it was isolated (`describe_sandbox`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from multiprocessing.connection import Connection
+
+import grader
+from grader.protocol.limits import Limits, SandboxPlan
+from grader.sandboxed import zygote
+from grader.sandboxed.isolation import children, clean_environment
+
+
+class WorkerProcess:
+    """A running worker, seen from the trusted side: its connection, pid and output."""
+
+    def __init__(self, conn: Connection, pid: int, output_fd: int, status_fd: int | None, output_cap: int,
+                 parent: int | None = None):
+        self.conn = conn
+        os.set_blocking(conn.fileno(), False)  # the trusted side reads and writes with deadlines
+        self.pid = pid
+        self.parent = parent  # the first child: the worker's parent, and subreaper of what it leaves
+        self.status_fd = status_fd
+        self.output = OutputCollector(output_fd, output_cap)
+        self._ended: str | None = None
+        try:
+            self.pidfd = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            self.pidfd = None
+
+    def kill(self) -> None:
+        """SIGKILL the worker; its PID namespace takes every process it started with it."""
+        try:
+            if self.pidfd is not None:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            else:
+                os.kill(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, OSError):
+            pass
+
+    def wait_gone(self, timeout: float = 5.0) -> bool:
+        if self.pidfd is not None:
+            ready, _, _ = select.select([self.pidfd], [], [], timeout)
+            return bool(ready)
+        return True
+
+    def end_status(self, timeout: float = 1.0) -> str:
+        """How the worker ended ('exit 0', 'signal 9'), from the first child's status pipe.
+
+        The first child writes it after the worker and everything it started are gone, then
+        exits; the pipe's end of file says that clean-up is over."""
+        if self._ended is not None or self.status_fd is None:
+            return self._ended or "unknown"
+        data, deadline = b"", time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select([self.status_fd], [], [], left)
+            if not ready:
+                break
+            try:
+                chunk = os.read(self.status_fd, 200)
+            except OSError:
+                break
+            if not chunk:
+                self._ended = data.decode(errors="replace").strip() or "unknown"
+                return self._ended
+            data += chunk
+        return data.decode(errors="replace").strip() or "unknown"
+
+    def peak_memory_mb(self) -> float | None:
+        """The worker's peak resident memory: from wait4 once it has ended, else from /proc."""
+        for token in (self._ended or "").split():
+            if token.startswith("maxrss_kb="):
+                return int(token.partition("=")[2]) / 1024
+        try:
+            with open(f"/proc/{self.pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) / 1024
+        except OSError:
+            return None
+        return None
+
+    def tree_memory_kb(self, precise: bool = False) -> int | None:
+        """Memory of the worker and every process it started (found below the first child, which
+        adopts orphans), in KiB; None if /proc cannot say. Cheap: resident pages less shared
+        file pages, which counts pages a fork shares with its parent once per process (an upper
+        bound). Precise: the proportional set size, which shares them out (about 1 ms a process)."""
+        pids, seen, total = children(self.parent) if self.parent else [self.pid], set(), 0
+        while pids:
+            pid = pids.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            used = _pss_kb(pid) if precise else _private_rss_kb(pid)
+            if used is None:
+                continue
+            total += used
+            pids += children(pid)
+        return total if seen else None
+
+    def close(self, grace: float = 0.0) -> None:
+        """Kill the worker (after `grace` seconds for it to exit by itself) and wait for its clean-up."""
+        if not (grace and self.wait_gone(grace)):
+            self.kill()
+        self.wait_gone()
+        self.end_status(timeout=5.0)  # the first child has killed whatever the worker left behind
+        for closer in (self.conn.close, self.output.join):
+            try:
+                closer()
+            except OSError:
+                pass
+        for fd in (self.pidfd, self.status_fd):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self.pidfd = self.status_fd = None
+
+
+PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024 if hasattr(os, "sysconf") else 4
+
+
+def _private_rss_kb(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            fields = f.read().split()
+        return (int(fields[1]) - int(fields[2])) * PAGE_KB
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _pss_kb(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return _private_rss_kb(pid)
+
+
+class OutputCollector:
+    """Drains a worker's stdout/stderr pipe so it never blocks; keeps the first `cap` bytes."""
+
+    def __init__(self, fd: int, cap: int):
+        self.fd, self.cap = fd, cap
+        self.kept = bytearray()
+        self.total = 0
+        self.thread = threading.Thread(target=self._drain, daemon=True)
+        self.thread.start()
+
+    def _drain(self) -> None:
+        try:
+            while chunk := os.read(self.fd, 65536):
+                self.total += len(chunk)
+                room = self.cap - len(self.kept)
+                if room > 0:
+                    self.kept += chunk[:room]
+        except OSError:
+            pass
+        finally:
+            os.close(self.fd)
+
+    def join(self) -> None:
+        self.thread.join(timeout=2)
+
+    def text(self) -> str:
+        text = self.kept.decode("utf-8", errors="replace")
+        if self.total > len(self.kept):
+            text += f"\n[... {self.total - len(self.kept)} more bytes of output dropped]"
+        return text
+
+
+def package_dir() -> str:
+    """The grader package's folder: workers see it read-only, without its secrets."""
+    return os.path.dirname(os.path.abspath(grader.__file__))
+
+
+def hidden_paths(extra: list[str] | None = None) -> list[str]:
+    """Secret paths: the hidden tests, the points file (it names them) and, in a source checkout,
+    solutions, tests and history."""
+    package = package_dir()
+    checkout = os.path.dirname(package)
+    paths = [os.path.join(package, "cases", "hidden"), os.path.join(package, "cases", "points.yaml")]
+    if os.path.exists(os.path.join(checkout, "pyproject.toml")):
+        paths += [os.path.join(checkout, name) for name in ("solutions", "tests", ".git", "bench")]
+    return paths + [os.path.abspath(p) for p in (extra or [])]
+
+
+class Launcher:
+    """Starts the zygote once and asks it for one worker per submission."""
+
+    def __init__(self, limits: Limits, device: str = "cpu", slot: int = 0, extra_hidden: list[str] | None = None,
+                 force_mode: str | None = None):
+        self.limits = limits
+        self.device = device
+        self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        config = {
+            "limits": limits.__dict__,
+            "device": device,
+            "slot": slot,
+            "hidden": hidden_paths(extra_hidden),
+            "readonly": readonly_paths(hidden_paths()),
+            "force_mode": force_mode,
+            "sys_path": [os.path.dirname(package_dir())],
+        }
+        code = "import sys, json; c = json.loads(sys.argv[1]); sys.path.extend(c['sys_path']); " \
+               "from grader.sandboxed.zygote import serve; serve(c, int(sys.argv[2]))"
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-c", code, json.dumps(config), str(theirs.fileno())],
+            pass_fds=[theirs.fileno()], env=clean_environment(), cwd="/",
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )
+        theirs.close()
+        hello = self._read_reply()
+        if "error" in hello:
+            raise RuntimeError(f"the worker zygote failed to start: {hello['error']}")
+        self.plan = SandboxPlan(**hello["plan"])
+        self.lock = threading.Lock()
+
+    def _read_reply(self) -> dict:
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = self.control.recv(65536)
+            if not chunk:
+                err = self.process.stderr.read().decode(errors="replace") if self.process.stderr else ""
+                raise RuntimeError(f"the worker zygote exited: {err[-2000:]}")
+            data += chunk
+        return json.loads(data)
+
+    def spawn(self) -> WorkerProcess:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        out_read, out_write = os.pipe()
+        status_read, status_write = os.pipe()
+        with self.lock:
+            socket.send_fds(self.control, [b'{"op": "spawn"}\n'], [theirs.fileno(), out_write, status_write])
+            for fd in (theirs.detach(), out_write, status_write):
+                os.close(fd)
+            reply = self._read_reply()
+        if "error" in reply:
+            for fd in (out_read, status_read):
+                os.close(fd)
+            ours.close()
+            raise RuntimeError(f"could not start a worker: {reply['error']}")
+        conn = Connection(ours.detach())
+        return WorkerProcess(conn, reply["pid"], out_read, status_read, self.limits.output_kb * 1024,
+                             parent=reply.get("parent"))
+
+    def close(self) -> None:
+        try:
+            self.control.close()
+            self.process.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            self.process.kill()
+        if self.process.stderr:
+            self.process.stderr.close()
+
+
+class SpawnLauncher:
+    """Fallback for systems without fork: a plain subprocess per worker, with the same protocol."""
+
+    def __init__(self, limits: Limits, device: str = "cpu", **_):
+        self.limits = limits
+        self.device = device
+        self.plan = SandboxPlan(mode="spawn", device=device, notes=[
+            "spawned worker: no fork and no namespaces on this system; a separate process with time limits"])
+
+    def spawn(self) -> WorkerProcess:
+        from multiprocessing import get_context
+
+        ctx = get_context("spawn")
+        ours, theirs = ctx.Pipe(duplex=True)
+        process = ctx.Process(target=zygote.spawned_worker_main, args=(theirs, self.limits), daemon=True)
+        process.start()
+        theirs.close()
+        read_fd, write_fd = os.pipe()
+        os.close(write_fd)  # the spawned worker's output goes to the grader's own stderr
+        worker = WorkerProcess(ours, process.pid, read_fd, None, self.limits.output_kb * 1024)
+        worker.process = process
+        return worker
+
+    def close(self) -> None:
+        pass
+
+
+def make_launcher(limits: Limits, device: str = "cpu", slot: int = 0, extra_hidden: list[str] | None = None,
+                  force_mode: str | None = None):
+    if hasattr(os, "fork") and sys.platform.startswith("linux"):
+        return Launcher(limits, device=device, slot=slot, extra_hidden=extra_hidden, force_mode=force_mode)
+    return SpawnLauncher(limits, device=device)
+
+
+def readonly_paths(hidden: list[str]) -> list[str]:
+    """System and Python directories the worker needs, minus any that would expose a secret."""
+    candidates = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/sys", "/opt"]
+    candidates += [sys.prefix, sys.base_prefix, sys.exec_prefix]
+    candidates += [p for p in sys.path if p and os.path.isdir(p)]
+    candidates.append(package_dir())
+    chosen: list[str] = []
+    for path in sorted({os.path.abspath(p) for p in candidates if os.path.lexists(p)}, key=len):
+        if any(_inside(path, c) for c in chosen if not os.path.islink(c)):
+            continue  # already visible through a parent
+        if any(_inside(h, path) for h in hidden) and path != package_dir():
+            continue  # binding it would show a secret: the grader package is bound by itself instead
+        chosen.append(path)
+    return chosen
+
+
+def _inside(path: str, parent: str) -> bool:
+    return path == parent or path.startswith(parent.rstrip("/") + "/")
+
+
+def describe_sandbox(plan: SandboxPlan, limits: Limits) -> dict:
+    """How a worker was isolated and limited, for the score file's `sandbox` block."""
+    if plan.mode == "spawn":
+        return _describe_spawned(plan, limits)
+    isolated = plan.mode != "process"
+    own_uid = plan.worker_uid is not None
+    if own_uid:
+        user = f"uid {plan.worker_uid}, dropped from root, no capabilities, no_new_privs"
+    elif plan.mode == "user-namespaces":
+        user = "root of a new user namespace (the grader's user outside), no capabilities, no_new_privs"
+    else:
+        user = "the grader's own user (no root to drop from)"
+    if isolated:
+        filesystem = ("private root: system and Python directories and the grader's public modules, "
+                      "read-only; hidden tests and points covered; its own empty /tmp and /work")
+    elif own_uid:
+        filesystem = (f"the machine's own, seen as uid {plan.worker_uid}; the secret paths (hidden tests, points, "
+                      "solutions, and what --hide names: `grader grade` adds the submissions and the output "
+                      "folder) are made unreadable to it by removing their other-permissions")
+    else:
+        filesystem = "not isolated: the worker can read what the grader's user can"
+    # RLIMIT_NPROC counts per user id, and never for root: a user namespace made by root maps the
+    # worker to root outside, so only a worker with a user id of its own (or a user's) is limited.
+    nproc = own_uid or (plan.mode == "user-namespaces" and os.geteuid() != 0)
+    cpu = plan.device == "cpu"
+    return {
+        "backend": plan.mode,
+        "network": ("none: an empty network namespace" if isolated
+                    else "not isolated: no network namespace on this machine"),
+        "user": user,
+        "filesystem": filesystem,
+        "processes": ("a PID namespace of its own: whatever it starts dies with it" if isolated else
+                      "its parent is a child subreaper that kills whatever it leaves behind"),
+        "processes_limit": limits.processes if nproc else None,
+        "memory_limit_mb": limits.memory_mb if cpu else None,
+        "memory": (f"{limits.memory_mb} MB above its start: per process by RLIMIT_AS, for all its processes "
+                   "together by the grader (resident memory, checked every 50 ms)" if cpu else
+                   f"GPU: {limits.gpu_memory_fraction:.0%} of the device's memory; no address-space limit"),
+        "time_limits_s": {"call": limits.call_timeout_s, "exercise": limits.exercise_budget_s,
+                          "submission": limits.submission_budget_s, "cpu": limits.cpu_s},
+        "output_limit_kb": limits.output_kb,
+        "environment": "cleared: only PATH, HOME, LANG, TMPDIR and thread settings",
+        "notes": list(plan.notes) + ([] if nproc else [
+            "no process-count limit: RLIMIT_NPROC counts per user id (never for root), and the worker "
+            "shares the grader's"]),
+    }
+
+
+def _describe_spawned(plan: SandboxPlan, limits: Limits) -> dict:
+    return {
+        "backend": "spawn",
+        "network": "not isolated: no namespaces on this system",
+        "user": "the grader's own user",
+        "filesystem": "not isolated: the worker can read what the grader's user can",
+        "processes": "a separate process started for the submission; what it starts is not tracked",
+        "processes_limit": None,
+        "memory_limit_mb": None,
+        "memory": "not limited: resource limits are set only where the system allows them",
+        "time_limits_s": {"call": limits.call_timeout_s, "exercise": limits.exercise_budget_s,
+                          "submission": limits.submission_budget_s, "cpu": limits.cpu_s},
+        "output_limit_kb": limits.output_kb,
+        "environment": "cleared: only PATH, HOME, LANG, TMPDIR and thread settings",
+        "notes": list(plan.notes),
+    }

@@ -1,0 +1,308 @@
+"""The zygote: a warm process that forks one fresh, sandboxed worker per submission.
+
+`import torch` costs about a second; the zygote pays it once per grading process and then
+forks workers that start with torch already loaded. The engine starts it
+(`grader.host.launcher.Launcher`) with a clean environment (`python -I`, no secrets from the
+grader's environment); it never imports test cases or solutions, and never touches CUDA: a
+worker that grades on the GPU initialises CUDA itself, after the fork.
+
+Per worker the zygote forks twice: the first child enters new namespaces
+(`isolation.unshare_for_worker`) and forks the worker, which is then the first process of
+its own PID namespace, builds its private root and drops its privileges
+(`isolation.enter`). The first child waits for it and writes how it ended to a status pipe.
+
+The control socket speaks JSON lines (`grader.protocol.messages`: `ZygoteHello`, `SpawnReply`);
+each spawn request carries the worker's socket, output pipe and status pipe as file descriptors.
+"""
+
+from __future__ import annotations
+
+import gc
+import io
+import json
+import os
+import shutil
+import signal
+import socket
+import stat
+import sys
+import tempfile
+import traceback
+from multiprocessing.connection import Connection
+
+from grader.protocol.limits import Limits, SandboxPlan
+from grader.sandboxed import isolation
+from grader.sandboxed.isolation import clean_environment
+
+
+def serve(config: dict, control_fd: int) -> None:
+    """Main loop of the zygote process."""
+    control = socket.socket(fileno=control_fd)
+    try:
+        if sys.platform.startswith("linux"):
+            isolation.prctl(isolation.PR_SET_PDEATHSIG, signal.SIGKILL)
+        limits = Limits(**config["limits"])
+        plan = choose_plan(config)
+        import torch  # noqa: F401  (the point of the zygote: loaded once, before any fork)
+        from grader.sandboxed import worker as worker_module
+        worker_module.prepare_process()
+        gc.collect()
+        gc.freeze()  # workers' garbage collections skip (and so do not copy) the zygote's objects
+        _send(control, {"plan": plan.to_json()})
+    except BaseException:
+        _send(control, {"error": traceback.format_exc()})
+        return
+    try:
+        _serve_spawns(control, plan, limits)
+    finally:
+        try:
+            os.rmdir(plan.root_dir)  # the empty mount point of the workers' roots
+        except OSError:
+            pass
+
+
+def _serve_spawns(control: socket.socket, plan: SandboxPlan, limits: Limits) -> None:
+    from grader.sandboxed.worker import reap_children
+
+    while True:
+        reap_children()
+        try:
+            message, fds, _, _ = socket.recv_fds(control, 4096, 3)
+        except OSError:
+            return
+        if not message:
+            return
+        try:
+            pid, parent = _fork_worker(plan, limits, control, fds)
+            _send(control, {"pid": pid, "parent": parent})
+        except BaseException:
+            _send(control, {"error": traceback.format_exc()})
+        finally:
+            for fd in fds:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+
+def _send(control: socket.socket, reply: dict) -> None:
+    control.sendall(json.dumps(reply).encode() + b"\n")
+
+
+def choose_plan(config: dict) -> SandboxPlan:
+    """Pick the strongest isolation this machine allows, by trying it in a throwaway child."""
+    root_dir = tempfile.mkdtemp(prefix="autograd-lab-root-")
+    os.chmod(root_dir, 0o755)
+    base = dict(root_dir=root_dir, readonly_paths=config["readonly"], hidden_paths=config["hidden"],
+                device=config["device"])
+    modes = ["root-namespaces"] if os.geteuid() == 0 else []
+    modes.append("user-namespaces")
+    if config.get("force_mode"):
+        modes = [config["force_mode"]]
+    uid = allocate_worker_uid(int(config.get("slot", 0))) if os.geteuid() == 0 else None
+    notes = []
+    for mode in modes:
+        if mode == "process":
+            break
+        plan = SandboxPlan(mode=mode, **base)
+        if mode == "root-namespaces":
+            plan.worker_uid = plan.worker_gid = uid
+        problem = _try_plan(plan, Limits(**config["limits"])) if isolation.namespaces_supported() else "not Linux"
+        if problem is None:
+            return plan
+        notes.append(f"{mode} unavailable: {problem}")
+    plan = SandboxPlan(mode="process", **base, notes=notes)
+    plan.worker_uid = plan.worker_gid = uid
+    if uid is not None:
+        # The worker sees the machine's file system as a user of its own: make the secrets
+        # unreadable to it, as one would with chmod o= (Gradescope's advice).
+        isolation.protect_from_other_users(config["hidden"])
+    return plan
+
+
+WORKER_UIDS = range(61000, 65000)
+_uid_lock: int | None = None  # held open for the zygote's life
+
+
+def allocate_worker_uid(slot: int) -> int:
+    """A user id for this zygote's workers that no other grader and no running process uses.
+
+    RLIMIT_NPROC counts processes per user id, and processes of one user id may signal each
+    other: two graders on one machine (two runs, or two pool processes) must never share one.
+    A uid is taken with an exclusive lock on a file in a root-only folder, and skipped while
+    any process still runs under it."""
+    global _uid_lock
+    import fcntl
+
+    folder = _lock_folder()
+    count = len(WORKER_UIDS)
+    for i in range(count):
+        uid = WORKER_UIDS[(slot + i) % count]
+        if folder is not None:
+            fd = os.open(os.path.join(folder, f"{uid}.lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+        if _uid_has_processes(uid):
+            if folder is not None:
+                os.close(fd)
+            continue
+        if folder is not None:
+            if _uid_lock is not None:
+                os.close(_uid_lock)
+            _uid_lock = fd
+        return uid
+    raise RuntimeError("no free worker user id (every uid in 61000-64999 is in use)")
+
+
+def _lock_folder() -> str | None:
+    for parent in ("/run", tempfile.gettempdir()):
+        folder = os.path.join(parent, "autograd-lab-uids")
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+        except OSError:
+            continue
+        st = os.lstat(folder)
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o077:
+            return folder
+    return None
+
+
+def _uid_has_processes(uid: int) -> bool:
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/status") as f:
+                    for line in f:
+                        if line.startswith("Uid:"):
+                            if int(line.split()[1]) == uid:
+                                return True
+                            break
+            except (OSError, ValueError):
+                pass
+    return False
+
+
+def _try_plan(plan: SandboxPlan, limits: Limits) -> str | None:
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_fd)
+        try:
+            isolation.unshare_for_worker(plan)
+            inner = os.fork()
+            if inner == 0:
+                try:
+                    isolation.enter(plan, limits)
+                    os._exit(0)
+                except BaseException as exc:
+                    os.write(write_fd, str(exc).encode()[:500])
+                    os._exit(1)
+            _, status = os.waitpid(inner, 0)
+            os._exit(0 if status == 0 else 1)
+        except BaseException as exc:
+            os.write(write_fd, str(exc).encode()[:500])
+            os._exit(1)
+    os.close(write_fd)
+    _, status = os.waitpid(pid, 0)
+    with os.fdopen(read_fd, "rb") as f:
+        problem = f.read().decode(errors="replace")
+    return None if status == 0 else (problem or f"status {status}")
+
+
+def _fork_worker(plan: SandboxPlan, limits: Limits, control: socket.socket, fds: list[int]) -> tuple[int, int]:
+    conn_fd, out_fd, status_fd = fds
+    pid_read, pid_write = os.pipe()
+    first = os.fork()
+    if first == 0:  # -------- first child: namespaces, then the worker, then report its end
+        try:
+            control.close()
+            os.close(pid_read)
+            os.setsid()
+            if sys.platform.startswith("linux"):
+                isolation.prctl(isolation.PR_SET_PDEATHSIG, signal.SIGKILL)
+                # Whatever the worker leaves behind is re-parented here, to be killed below.
+                isolation.prctl(isolation.PR_SET_CHILD_SUBREAPER, 1)
+            # Without namespaces the work directory is made here, as root, for the worker's user.
+            workdir = isolation.make_workdir(plan) if plan.mode == "process" else None
+            isolation.unshare_for_worker(plan)
+            worker_pid = os.fork()
+            if worker_pid == 0:
+                os.close(pid_write)
+                os.close(status_fd)
+                _worker_main(plan, limits, conn_fd, out_fd, workdir)
+            os.write(pid_write, f"{worker_pid}\n".encode())
+            os.close(pid_write)
+            os.close(conn_fd)
+            os.close(out_fd)
+            _, status, usage = os.wait4(worker_pid, 0)
+            ended = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}"
+            ended += f" maxrss_kb={usage.ru_maxrss}"
+            # A PID namespace takes the worker's processes with it; without one, kill them here.
+            isolation.kill_descendants()
+            if workdir is not None:
+                shutil.rmtree(workdir, ignore_errors=True)
+            os.write(status_fd, ended.encode())
+        except BaseException:
+            try:
+                os.write(pid_write, f"error {traceback.format_exc()[-1000:]}\n".encode())
+            except OSError:
+                pass
+        os._exit(0)
+    os.close(pid_write)
+    with os.fdopen(pid_read, "rb") as f:
+        line = f.readline().decode().strip()
+    if not line.isdigit():
+        raise RuntimeError(line or "the worker did not start")
+    return int(line), first
+
+
+def _worker_main(plan: SandboxPlan, limits: Limits, conn_fd: int, out_fd: int, workdir: str | None) -> None:
+    """The worker process: never returns."""
+    code = 0
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGPIPE):
+            signal.signal(sig, signal.SIG_DFL)
+        devnull = os.open("/dev/null", os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(out_fd, 1)
+        os.dup2(out_fd, 2)
+        for fd in (devnull, out_fd):
+            os.close(fd)
+        # Unbuffered: what the student's code prints reaches the grader even if the worker is killed.
+        sys.stdout, sys.stderr = (io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), encoding="utf-8",
+                                                   errors="backslashreplace", write_through=True)
+                                  for fd in (1, 2))
+        workdir = isolation.enter(plan, limits, workdir)
+        os.closerange(3, conn_fd)
+        os.closerange(conn_fd + 1, 65536)
+        os.environ.clear()
+        os.environ.update(clean_environment())
+        os.environ["HOME"] = os.environ["TMPDIR"] = workdir if plan.mode == "process" else "/work"
+        from grader.sandboxed import worker
+
+        worker.Worker(Connection(conn_fd), workdir).serve()
+    except BaseException:
+        traceback.print_exc()
+        code = 70
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:
+            pass
+        os._exit(code)
+
+
+def spawned_worker_main(conn, limits: Limits) -> None:
+    """The worker of `grader.host.launcher.SpawnLauncher` (no fork): a plain process, time limits only."""
+    from grader.sandboxed import worker
+
+    os.environ.clear()
+    os.environ.update(clean_environment())
+    workdir = tempfile.mkdtemp(prefix="autograd-lab-worker-")
+    worker.run(conn, workdir)
