@@ -61,7 +61,7 @@ class _InProcessWorker:
         self.conn.close()
         self.thread.join(timeout=5)
         sys.path[:] = [p for p in sys.path if p != self.workdir]
-        for name in worker_module.MODULES:
+        for name in self.worker.module_names:
             sys.modules.pop(name, None)
 
 

@@ -13,6 +13,8 @@ import os
 import sys
 from pathlib import Path
 
+from grader.errors import GraderError, UsageError
+
 # Modules that add commands: each defines register(commands, exports), where `commands`
 # is the top-level subparsers object and `exports` the subparsers of `grader export`.
 EXTENSIONS: list[str] = ["grader.exports.bundle", "grader.exports.submit", "grader.exports.gradescope",
@@ -73,12 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-class UsageError(Exception):
-    pass
-
-
 def _options(args, folders: tuple[str, ...], exercises=None):
-    from grader.host.runner import GraderError, Options, resolve_device
+    from grader.host.runner import Options, resolve_device
     from grader.protocol.limits import Limits
 
     limits = Limits()
@@ -101,7 +99,7 @@ def _options(args, folders: tuple[str, ...], exercises=None):
 def cmd_check(args) -> int:
     from grader import catalog
     from grader.display import check_table
-    from grader.host.runner import Engine, GraderError
+    from grader.host.runner import Engine
 
     path = Path(args.path)
     if not path.exists():
@@ -126,12 +124,12 @@ def cmd_check(args) -> int:
 
 def expand_submissions(paths: list[str]) -> list[str]:
     """Each path is a submission, except a folder that holds no modules but holds submissions."""
-    from grader.host.intake import MODULE_FILES, PREFIXES
+    from grader.host.intake import PREFIXES, module_files
 
     out = []
     for p in paths:
         path = Path(p)
-        if path.is_dir() and not any((path / prefix / m).exists() for prefix in PREFIXES for m in MODULE_FILES):
+        if path.is_dir() and not any((path / prefix / m).exists() for prefix in PREFIXES for m in module_files()):
             children = sorted(c for c in path.iterdir()
                               if not c.name.startswith(".") and (c.is_dir() or c.suffix.lower() == ".zip"))
             if children:
@@ -144,7 +142,7 @@ def expand_submissions(paths: list[str]) -> list[str]:
 
 def cmd_grade(args) -> int:
     from grader.display import grading_summary
-    from grader.host.runner import GraderError, grade_many
+    from grader.host.runner import grade_many
 
     submissions = expand_submissions(args.submissions)
     missing = [s for s in submissions if not Path(s).exists()]

@@ -14,13 +14,14 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader import catalog
 from grader.protocol.limits import Limits
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
 STUBS = ROOT / "exercises"
 CORPUS = ROOT / "tests" / "submissions" / "hostile"
-MODULES = ("graph.py", "backward.py", "grad.py", "accumulation.py", "inplace.py", "extensions.py")
+MODULES = tuple(catalog.load().modules)
 GRAD = ("partial_grads", "nth_derivative", "hvp", "jacobian_rows")
 GRAPH = ("graph_node_counts", "make_leaf", "intermediate_grads", "dynamic_doubling")
 BACKWARD = ("two_losses_grad", "weighted_backward")

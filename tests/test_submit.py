@@ -23,7 +23,7 @@ def zip_folder(folder, out):
 
 def write_modules(folder, where):
     """The six modules, each at the place `where(module)` names inside `folder`."""
-    for module in intake.MODULE_FILES:
+    for module in intake.module_files():
         path = folder / where(module) / module
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f"# {module}\n")
@@ -43,7 +43,7 @@ def test_a_zip_and_its_unpacked_folder_hold_the_same_modules(tmp_path, layout):
     (folder / ROOT_FILE).write_text("EXERCISES = 'elsewhere'\n")
     from_folder = intake.load(folder)
     from_zip = intake.load(zip_folder(folder, tmp_path / "sub.zip"))
-    assert sorted(from_folder.files) == sorted(intake.MODULE_FILES)
+    assert sorted(from_folder.files) == sorted(intake.module_files())
     assert from_folder.files == from_zip.files
     assert from_folder.sha256 == from_zip.sha256
     assert from_folder.problems == from_zip.problems == []
@@ -63,10 +63,10 @@ def test_a_zip_without_unix_file_types_is_read(tmp_path):
     """Python's ZipFile.writestr and many Windows tools record no file type: such members are plain files."""
     out = tmp_path / "plain.zip"
     with zipfile.ZipFile(out, "w") as zf:
-        for module in intake.MODULE_FILES:
+        for module in intake.module_files():
             zf.writestr(f"exercises/{module}", f"# {module}\n")
     sub = intake.load(out)
-    assert sorted(sub.files) == sorted(intake.MODULE_FILES) and sub.problems == []
+    assert sorted(sub.files) == sorted(intake.module_files()) and sub.problems == []
 
 
 def test_submit_writes_the_modules_and_the_root_file(tmp_path, capsys):
@@ -74,8 +74,8 @@ def test_submit_writes_the_modules_and_the_root_file(tmp_path, capsys):
     assert main(["submit", str(SOLUTIONS), "--out", str(out)]) == 0
     with zipfile.ZipFile(out) as zf:
         names = zf.namelist()
-        assert sorted(names) == sorted([ROOT_FILE] + [f"exercises/{m}" for m in intake.MODULE_FILES])
-        for module in intake.MODULE_FILES:
+        assert sorted(names) == sorted([ROOT_FILE] + [f"exercises/{m}" for m in intake.module_files()])
+        for module in intake.module_files():
             assert zf.read(f"exercises/{module}") == (SOLUTIONS / module).read_bytes()
     # otter resolves exactly one .py at the root of the unpacked zip
     assert [n for n in names if "/" not in n and n.endswith(".py")] == [ROOT_FILE]
@@ -92,7 +92,7 @@ def test_submit_refuses_a_folder_without_modules(tmp_path, capsys):
 
 
 def test_the_submitted_zip_grades_like_the_folder_and_its_root_file_never_counts(engine, tmp_path):
-    modules = {m: (SOLUTIONS / m).read_bytes() for m in intake.MODULE_FILES}
+    modules = {m: (SOLUTIONS / m).read_bytes() for m in intake.module_files()}
     modules["grad.py"] = (STUBS / "grad.py").read_bytes()
     out = write_submission(modules, tmp_path / "submission.zip")
     folder = tmp_path / "folder"

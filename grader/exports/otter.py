@@ -45,6 +45,7 @@ import zipfile
 from pathlib import Path
 
 from grader import catalog
+from grader.errors import UsageError
 from grader.exports import gradescope
 from grader.exports.bundle import write_zip
 from grader.exports.gradescope import add_grading_options, case_output, requirements_txt, source_files, student_summary
@@ -151,8 +152,6 @@ def _otter_generate():
     try:
         from otter.generate import main
     except ImportError:
-        from grader.cli import UsageError
-
         raise UsageError("this export needs otter-grader: pip install 'autograd-lab[otter]'") from None
     return main
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from grader.errors import UsageError
 from grader.exports.bundle import write_zip
 from grader.host import intake
 
@@ -49,15 +50,13 @@ def register(commands, exports) -> None:
 
 
 def cmd_submit(args) -> int:
-    from grader.cli import UsageError
-
     source = Path(args.path)
     if not source.exists():
         raise UsageError(f"{source} does not exist: run this where your exercises/ folder is, or give its path "
                          f"/ 找不到 {source}：请在 exercises/ 所在目录运行，或给出它的路径")
     sub = intake.load(source)
     if not sub.files:
-        raise UsageError(f"no exercise module found in {source} (expected {', '.join(intake.MODULE_FILES)}) "
+        raise UsageError(f"no exercise module found in {source} (expected {', '.join(intake.module_files())}) "
                          f"/ 在 {source} 中没有找到习题模块")
     out = write_submission(sub.files, args.out)
     for problem in sub.problems:
@@ -69,11 +68,11 @@ def cmd_submit(args) -> int:
 
 def submission_files(modules: dict[str, bytes]) -> dict[str, bytes]:
     """Zip path -> content of a submission holding these modules (module file name -> source)."""
-    unknown = set(modules) - set(intake.MODULE_FILES)
+    unknown = set(modules) - set(intake.module_files())
     if unknown:
         raise ValueError(f"not exercise modules: {', '.join(sorted(unknown))}")
     files = {ROOT_FILE: ROOT_FILE_SOURCE.encode()}
-    files.update({f"exercises/{m}": modules[m] for m in intake.MODULE_FILES if m in modules})
+    files.update({f"exercises/{m}": modules[m] for m in intake.module_files() if m in modules})
     return files
 
 

@@ -6,36 +6,26 @@ needs no daemon or object store of its own (Ray brings both, and much larger whe
 task is small (a few hundred kilobytes in, a score file out), which is Dask's sweet spot.
 
 The instructor's machine reads every submission (so the cluster needs no shared file system)
-and sends its six modules to a Dask worker process. That process keeps one `Engine` (one warm
-zygote), grades one submission at a time under a lock, in a fresh sandboxed worker as always,
-and returns the score file as a dict. Dask workers are trusted grading processes: student
-code never runs in them, only in the sandboxed workers their engines fork.
+and sends its six modules to a Dask worker process, where the task grades it: the runner's
+`grade_task` keeps one `Engine` (one warm zygote) per Dask worker process and grades one
+submission at a time, in a fresh sandboxed worker as always. Dask workers are trusted grading
+processes: student code never runs in them, only in the sandboxed workers their engines fork.
+This module knows Dask and nothing of grading: the runner hands it the task.
 """
 
 from __future__ import annotations
 
-import threading
+from typing import Callable
 
+from grader.errors import GraderError
 from grader.host import intake
-from grader.host.runner import Engine, GraderError, Options, grade_or_report
-
-_engines: dict[str, Engine] = {}
-_lock = threading.Lock()
 
 
-def grade_task(sub: intake.Submission, options: Options) -> dict:
-    """Runs on a Dask worker: grade one submission with this process's engine."""
-    key = repr((options.device, options.seed, options.folders, sorted(options.exercises or []), options.limits))
-    with _lock:  # one pytest session at a time per process, whatever the worker's thread count
-        engine = _engines.get(key)
-        if engine is None:
-            engine = _engines[key] = Engine(options)
-        return grade_or_report(engine, sub, sub.name, where=" on a Dask worker")
-
-
-def grade_on_cluster(todo: list[tuple[str, str]], options: Options, address: str, workers: int, finish) -> None:
+def grade_on_cluster(todo: list[tuple[str, str]], task: Callable[[intake.Submission, object], dict], options,
+                     address: str, workers: int, finish) -> None:
     """Grade (path, name) pairs on the cluster at `address` ("local": a LocalCluster of `workers`
-    processes); `finish(report)` runs here, on the instructor's machine, as each task completes."""
+    processes): each submission is read here and `task(submission, options)` runs on a Dask
+    worker; `finish(report)` runs here, on the instructor's machine, as each task completes."""
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
@@ -51,7 +41,7 @@ def grade_on_cluster(todo: list[tuple[str, str]], options: Options, address: str
         for i, (path, name) in enumerate(todo):
             sub = intake.load(path)
             sub.name = name
-            futures.append(client.submit(grade_task, sub, options, key=f"grade-{i}-{name}", pure=False))
+            futures.append(client.submit(task, sub, options, key=f"grade-{i}-{name}", pure=False))
         for future in as_completed(futures):
             finish(future.result())
     finally:

@@ -1,6 +1,6 @@
 """Reading a submission: a folder or a .zip, treated as untrusted files.
 
-Only the six exercise modules are taken, from the submission's root or from an
+Only the exercise modules the catalogue lists are taken, from the submission's root or from an
 `exercises/` folder in it; everything else (a planted `conftest.py`, `sitecustomize.py`,
 `.pth` files, packages named `torch` or `grader`) is never read, let alone run. Nothing is
 extracted to disk: zip members are read into memory with size caps. Members with absolute
@@ -17,11 +17,17 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-MODULE_FILES = ("graph.py", "backward.py", "grad.py", "accumulation.py", "inplace.py", "extensions.py")
+from grader import catalog
+
 MAX_MODULE_BYTES = 1024 * 1024
 MAX_ZIP_MEMBERS = 2000
 MAX_ZIP_TOTAL_BYTES = 32 * 1024 * 1024
 PREFIXES = ("", "exercises/")
+
+
+def module_files() -> tuple[str, ...]:
+    """The module files a submission holds ("graph.py", ...), as the catalogue lists them."""
+    return tuple(catalog.load().modules)
 
 
 @dataclass
@@ -40,7 +46,7 @@ class Submission:
 
     @property
     def missing_modules(self) -> list[str]:
-        return [m for m in MODULE_FILES if m not in self.files]
+        return [m for m in module_files() if m not in self.files]
 
 
 def submission_name(path: str | os.PathLike) -> str:
@@ -153,12 +159,14 @@ def locate_modules(exists, tops) -> dict[str, str]:
     folder (sorted) that holds them that way, as zipping a folder makes. Each module is taken from
     the first of those places that has it, so an extracted zip grades exactly like the zip itself.
     """
+    modules = module_files()
+
     def holds(root: str) -> bool:
-        return any(exists(root + p + m) for p in PREFIXES for m in MODULE_FILES)
+        return any(exists(root + p + m) for p in PREFIXES for m in modules)
 
     root = "" if holds("") else next((t + "/" for t in sorted(tops) if holds(t + "/")), "")
     located = {}
-    for module in MODULE_FILES:
+    for module in modules:
         rel = next((root + p + module for p in PREFIXES if exists(root + p + module)), None)
         if rel is not None:
             located[module] = rel

@@ -2,13 +2,15 @@
 
 `Engine` owns a zygote and grades submissions one after another in the current process:
 each gets a fresh worker and one pytest session over the test cases. `grade_many` runs one
-engine per CPU core, writes every score file as soon as its submission is done, shows
+engine per CPU core (or one per Dask worker process: `grade_task`, sent by
+`grader.host.distributed`), writes every score file as soon as its submission is done, shows
 progress, and can resume an interrupted run.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -23,6 +25,7 @@ import torch
 
 import grader
 from grader import catalog as catalog_module
+from grader.errors import GraderError
 from grader.host import intake, results
 from grader.host.launcher import describe_sandbox, make_launcher
 from grader.host.plugin import GradingPlugin, TestOutcome
@@ -36,10 +39,6 @@ PYTEST_ARGS = [
     "-p", "no:unraisableexception", "-p", "no:threadexception",  # each ends with a slow gc.collect()
     "--noconftest", "--capture=no", "-W", "ignore",
 ]
-
-
-class GraderError(RuntimeError):
-    """A problem with the grader's own set-up (not with a submission)."""
 
 
 @dataclass
@@ -174,6 +173,20 @@ def _grade_in_pool(path: str, name: str) -> dict:
     return grade_or_report(_engine, path, name)
 
 
+_dask_engines: dict[str, Engine] = {}
+_dask_lock = threading.Lock()
+
+
+def grade_task(sub: intake.Submission, options: Options) -> dict:
+    """Runs on a Dask worker (`grader.host.distributed`): grade one submission with this process's engine."""
+    key = repr((options.device, options.seed, options.folders, sorted(options.exercises or []), options.limits))
+    with _dask_lock:  # one pytest session at a time per process, whatever the worker's thread count
+        engine = _dask_engines.get(key)
+        if engine is None:
+            engine = _dask_engines[key] = Engine(options)
+        return grade_or_report(engine, sub, sub.name, where=" on a Dask worker")
+
+
 def unique_names(paths: list[str]) -> list[str]:
     names, seen = [], {}
     for p in paths:
@@ -225,7 +238,7 @@ def grade_many(paths: list[str], out_dir: Path, options: Options, workers: int =
         if dask:
             from grader.host.distributed import grade_on_cluster
 
-            grade_on_cluster(todo, options, dask, workers, finish)
+            grade_on_cluster(todo, grade_task, options, dask, workers, finish)
         elif workers <= 1 or len(todo) <= 1:
             engine = Engine(options)
             try:

@@ -221,7 +221,8 @@ class StudentCode:
             self.baselines[slot] = worker.tree_memory_kb(precise=True) if self.device == "cpu" else None
             self.imported -= {m for m in self.imported if self._slot(m) == slot}
             blobs = list(self.files.values())
-            load = {"op": "load", "files": {name: i for i, name in enumerate(self.files)},
+            load = {"op": "load", "modules": list(dict.fromkeys(self.modules.values())),
+                    "files": {name: i for i, name in enumerate(self.files)},
                     "device": self.device, "seed": self.seed,
                     "gpu_memory_fraction": self.limits.gpu_memory_fraction}
             try:

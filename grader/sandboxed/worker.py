@@ -46,7 +46,6 @@ _is = lambda a, b: a is b  # noqa: E731
 _write = os.write
 
 MAX_MESSAGE_TEXT = 2000
-MODULES = ("graph", "backward", "grad", "accumulation", "inplace", "extensions")
 
 
 # ----------------------------------------------------------------------------- encoding results
@@ -231,6 +230,7 @@ class Worker:
         self.conn = conn
         self.workdir = workdir
         self.device = "cpu"
+        self.module_names: tuple[str, ...] = ()  # the exercise modules, from the load request (the catalogue's)
         self.import_failures: dict[str, dict] = {}
         self.modules: dict[str, Any] = {}
         self.sources: dict[str, bytes] = {}
@@ -289,6 +289,7 @@ class Worker:
 
     def load(self, body: dict, blobs: list[bytes]):
         """Write the submission's module files into the private work directory."""
+        self.module_names = tuple(m for m in body["modules"] if type(m) is str and m.isidentifier())
         for filename, index in body["files"].items():
             if os.path.basename(filename) != filename or not filename.endswith(".py"):
                 continue
@@ -347,7 +348,7 @@ class Worker:
         return reply, encoder.blobs
 
     def _import(self, module_name: str):
-        if module_name not in MODULES:
+        if module_name not in self.module_names:
             return None, {"outcome": "missing", "exception": {"type": "LookupError", "message": f"no module {module_name}"}}
         if module_name in self.modules:
             return self.modules[module_name], None
@@ -393,7 +394,7 @@ class Worker:
         for name, module in modules.items():
             if sys.modules.get(name) is not module:
                 sys.modules[name] = module
-        for name in MODULES:
+        for name in self.module_names:
             sys.modules.pop(name, None)  # a same-named module from elsewhere must not stand in
         importlib.invalidate_caches()
 
