@@ -23,6 +23,7 @@ from multiprocessing.connection import Connection
 
 import grader
 from grader.protocol.limits import Limits, SandboxPlan
+from grader.protocol.messages import SpawnReply, SpawnRequest, ZygoteHello, ZygoteOp
 from grader.sandboxed import zygote
 from grader.sandboxed.isolation import children, clean_environment
 
@@ -230,13 +231,13 @@ class Launcher:
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )
         theirs.close()
-        hello = self._read_reply()
+        hello: ZygoteHello = self._read_reply()
         if "error" in hello:
             raise RuntimeError(f"the worker zygote failed to start: {hello['error']}")
         self.plan = SandboxPlan(**hello["plan"])
         self.lock = threading.Lock()
 
-    def _read_reply(self) -> dict:
+    def _read_reply(self) -> ZygoteHello | SpawnReply:
         data = b""
         while not data.endswith(b"\n"):
             chunk = self.control.recv(65536)
@@ -251,10 +252,12 @@ class Launcher:
         out_read, out_write = os.pipe()
         status_read, status_write = os.pipe()
         with self.lock:
-            socket.send_fds(self.control, [b'{"op": "spawn"}\n'], [theirs.fileno(), out_write, status_write])
+            request: SpawnRequest = {"op": ZygoteOp.SPAWN}
+            fds = [theirs.fileno(), out_write, status_write]
+            socket.send_fds(self.control, [json.dumps(request).encode() + b"\n"], fds)
             for fd in (theirs.detach(), out_write, status_write):
                 os.close(fd)
-            reply = self._read_reply()
+            reply: SpawnReply = self._read_reply()
         if "error" in reply:
             for fd in (out_read, status_read):
                 os.close(fd)

@@ -18,6 +18,7 @@ from _pytest.reports import TestReport
 
 from grader.catalog import Catalog, CatalogError, TestSpec
 from grader.host.student_code import CallTimeout, StudentCode, SubmissionUnavailable, WorkerFault
+from grader.protocol.messages import TestStatus
 
 MAX_MESSAGE = 1500
 
@@ -27,14 +28,14 @@ class TestOutcome:
     name: str
     spec: TestSpec
     points: float
-    status: str = "error"
+    status: TestStatus = TestStatus.ERROR
     message: str = "the test did not run"
     hint: str = ""
     duration_s: float = 0.0
 
     @property
     def score(self) -> float:
-        return self.points if self.status == "passed" else 0.0
+        return self.points if self.status == TestStatus.PASSED else 0.0
 
 
 class GradingPlugin:
@@ -116,11 +117,12 @@ class GradingPlugin:
             if call.when == "call":
                 outcome.duration_s = round(call.duration, 4)
             if status == "passed" and call.when == "call":
-                outcome.status, outcome.message = "passed", ""
-            elif status == "failed" and (call.when == "call" or outcome.status in ("passed", "error")):
+                outcome.status, outcome.message = TestStatus.PASSED, ""
+            elif status == "failed" and (call.when == "call"
+                                         or outcome.status in (TestStatus.PASSED, TestStatus.ERROR)):
                 outcome.status, outcome.message = classify(excinfo, outcome.spec.visibility == "visible")
             elif skipped:
-                outcome.status, outcome.message = "error", f"skipped: {excinfo.value}"
+                outcome.status, outcome.message = TestStatus.ERROR, f"skipped: {excinfo.value}"
         longrepr = None
         if skipped:
             longrepr = (str(item.path), item.location[1], str(excinfo.value))
@@ -140,21 +142,21 @@ def split_points(points: float, n: int) -> list[float]:
     return [(base + (1 if i < extra else 0)) / 10_000 for i in range(n)]
 
 
-def classify(excinfo, visible: bool) -> tuple[str, str]:
+def classify(excinfo, visible: bool) -> tuple[TestStatus, str]:
     """Status and message for a test that did not pass. Hidden tests show no values."""
     exc = excinfo.value if excinfo is not None else None
     if isinstance(exc, CallTimeout):
-        return "timeout", _clip(str(exc))
+        return TestStatus.TIMEOUT, _clip(str(exc))
     if isinstance(exc, (WorkerFault, SubmissionUnavailable)):
-        return "error", _clip(str(exc))
+        return TestStatus.ERROR, _clip(str(exc))
     reason = getattr(exc, "reason", None)
     if reason is not None:  # grader.cases.kit.Fail: a reason always, the details only when visible
         detail = getattr(exc, "detail", "")
-        return "failed", _clip(reason + (f"\n{detail}" if visible and detail else ""))
+        return TestStatus.FAILED, _clip(reason + (f"\n{detail}" if visible and detail else ""))
     if isinstance(exc, AssertionError):
-        return "failed", _clip(str(exc)) if visible else "a hidden check failed"
+        return TestStatus.FAILED, _clip(str(exc)) if visible else "a hidden check failed"
     name = type(exc).__name__ if exc is not None else "unknown"
-    return "error", _clip(f"the test itself failed ({name}: {exc})") if visible else \
+    return TestStatus.ERROR, _clip(f"the test itself failed ({name}: {exc})") if visible else \
         f"the test could not check the result ({name})"
 
 

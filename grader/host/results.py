@@ -15,6 +15,8 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from grader.protocol.messages import TestStatus
+
 SCHEMA_VERSION = "1.0"
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schema" / "score.schema.json"
 
@@ -58,14 +60,14 @@ def build_report(*, submission: str, exercises: list, outcomes: list, device: st
 def test_entry(o) -> dict:
     entry = {
         "name": o.name,
-        "status": o.status,
+        "status": str(o.status),  # a plain string in the report, whatever the enum
         "score": _round(o.score),
         "max_score": _round(o.points),
         "visibility": o.spec.visibility,
         "message": o.message,
         "duration_s": o.duration_s,
     }
-    if o.status != "passed" and o.hint:
+    if o.status != TestStatus.PASSED and o.hint:
         entry["hint"] = o.hint
     return entry
 
@@ -144,7 +146,7 @@ def summary_csv(reports: list[dict]) -> str:
     writer.writerow(["submission", "score", "max_score", "percent", *exercises, "problems"])
     for r in sorted(reports, key=lambda r: r["submission"]):
         scores = {e["name"]: e["score"] for e in r["exercises"]}
-        not_passed = sum(1 for e in r["exercises"] for t in e["tests"] if t["status"] != "passed")
+        not_passed = sum(1 for e in r["exercises"] for t in e["tests"] if t["status"] != TestStatus.PASSED)
         problems = "; ".join(r.get("submission_errors", []))
         writer.writerow([r["submission"], r["score"], r["max_score"],
                          round(100 * r["score"] / r["max_score"], 2) if r["max_score"] else 0,

@@ -31,6 +31,7 @@ from grader.host.launcher import describe_sandbox, make_launcher
 from grader.host.plugin import GradingPlugin, TestOutcome
 from grader.host.student_code import StudentCode
 from grader.protocol.limits import Limits
+from grader.protocol.messages import TestStatus
 
 PYTEST_ARGS = [
     "-c", str(catalog_module.CASES_DIR / "pytest.ini"),
@@ -92,7 +93,7 @@ class Engine:
             raise GraderError("the test cases do not match points.yaml:\n  " + "\n  ".join(plugin.errors))
         if exit_code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             for outcome in plugin.outcomes.values():
-                if outcome.status == "error" and outcome.message == "the test did not run":
+                if outcome.status == TestStatus.ERROR and outcome.message == "the test did not run":
                     outcome.message = f"the test did not run (pytest exit code {int(exit_code)})"
         sandbox = describe_sandbox(self.launcher.plan, opts.limits)
         sandbox["peak_memory_mb"] = round(student.peak_memory_mb, 1) if student.peak_memory_mb else None
@@ -147,7 +148,7 @@ def run_pytest(plugin: GradingPlugin, folders: tuple[str, ...]) -> int:
 def failure_report(name: str, options: Options, message: str, duration_s: float = 0.0) -> dict:
     """A complete score file for a submission the grader itself could not grade."""
     cat = catalog_module.load()
-    outcomes = [TestOutcome(t.name, t, t.points, "error", message)
+    outcomes = [TestOutcome(t.name, t, t.points, TestStatus.ERROR, message)
                 for e in cat.exercises for t in e.tests if t.folder in options.folders
                 and (not options.exercises or e.name in options.exercises)]
     exercises = [e for e in cat.exercises if not options.exercises or e.name in options.exercises]

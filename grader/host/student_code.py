@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from grader.protocol import wire
+from grader.protocol.messages import CallRequest, ImportRequest, LoadRequest, Op, Outcome, Request
 from grader.protocol.limits import Limits
 
 
@@ -125,7 +126,7 @@ class CallResult:
 
     function: str
     args: tuple  # what was sent (trusted objects)
-    outcome: str  # "returned" or "raised"
+    outcome: Outcome  # RETURNED or RAISED
     value: Any = None
     exception: dict | None = None
     args_after: list = field(default_factory=list)
@@ -173,8 +174,8 @@ class StudentCode:
         if module in self.fatal_modules:
             raise SubmissionUnavailable(self.fatal_modules[module])
         blobs: list[bytes] = []
-        request = {
-            "op": "call",
+        request: CallRequest = {
+            "op": Op.CALL,
             "target": f"{module}.{function}",
             "probe": probe,
             "args": encode_arguments(list(args), blobs),
@@ -183,14 +184,15 @@ class StudentCode:
         self._ensure_imported(module)
         body, reply_blobs = self._request(module, request, blobs, what=f"{function}")
         outcome = body.get("outcome")
-        if outcome in ("import_error", "missing"):
+        if outcome in (Outcome.IMPORT_ERROR, Outcome.MISSING):
             raise SubmissionUnavailable(_unavailable_message(module, body))
-        if outcome not in ("returned", "raised"):
+        if outcome not in (Outcome.RETURNED, Outcome.RAISED):
             raise self._garbage(module, "an unknown outcome")
+        outcome = Outcome(outcome)
         try:
-            value = wire.decode(body.get("value"), reply_blobs) if outcome == "returned" else None
+            value = wire.decode(body.get("value"), reply_blobs) if outcome == Outcome.RETURNED else None
             after = wire.decode(body.get("args_after", []), reply_blobs)
-            exception = body.get("exception") if outcome == "raised" else None
+            exception = body.get("exception") if outcome == Outcome.RAISED else None
             if exception is not None and not (type(exception) is dict
                                                and all(type(exception.get(k)) is str for k in ("type", "message"))):
                 raise wire.WireError("bad exception record")
@@ -221,7 +223,7 @@ class StudentCode:
             self.baselines[slot] = worker.tree_memory_kb(precise=True) if self.device == "cpu" else None
             self.imported -= {m for m in self.imported if self._slot(m) == slot}
             blobs = list(self.files.values())
-            load = {"op": "load", "modules": list(dict.fromkeys(self.modules.values())),
+            load: LoadRequest = {"op": Op.LOAD, "modules": list(dict.fromkeys(self.modules.values())),
                     "files": {name: i for i, name in enumerate(self.files)},
                     "device": self.device, "seed": self.seed,
                     "gpu_memory_fraction": self.limits.gpu_memory_fraction}
@@ -238,8 +240,8 @@ class StudentCode:
             return
         full_timeout = self._time_left(setup=True) >= self.limits.call_timeout_s
         try:
-            body, _ = self._request(module, {"op": "import", "module": module}, [],
-                                    what=f"importing {module}.py", setup=True)
+            request: ImportRequest = {"op": Op.IMPORT, "module": module}
+            body, _ = self._request(module, request, [], what=f"importing {module}.py", setup=True)
         except CallTimeout:
             if not full_timeout:  # the submission's budget ran out, not the import's own time
                 raise
@@ -251,7 +253,7 @@ class StudentCode:
         except WorkerFault as exc:
             self.fatal_modules[module] = f"importing {module}.py killed the worker: {exc}"
             raise SubmissionUnavailable(self.fatal_modules[module]) from None
-        if body.get("outcome") != "imported":
+        if body.get("outcome") != Outcome.IMPORTED:
             # An import that raised is cached by the worker; it costs this module's exercises only.
             self.import_errors[module] = _unavailable_message(module, body)
             raise SubmissionUnavailable(self.import_errors[module])
@@ -267,7 +269,7 @@ class StudentCode:
         exercise_left = self.limits.exercise_budget_s - self.spent.get(self.current_exercise, 0.0)
         return min(self.limits.call_timeout_s, exercise_left, submission_left)
 
-    def _request(self, module: str, body: dict, blobs: list[bytes], what: str, setup: bool = False):
+    def _request(self, module: str, body: Request, blobs: list[bytes], what: str, setup: bool = False):
         worker = self.workers[self._slot(module)]
         timeout = self._time_left(setup)
         if timeout <= 0:
@@ -308,7 +310,7 @@ class StudentCode:
             raise self._garbage(module, "the reply is not a JSON object")
         if reply_body.get("id") != request_id:
             raise self._garbage(module, "an answer to another request")
-        if reply_body.get("outcome") == "tampered":
+        if reply_body.get("outcome") == Outcome.TAMPERED:
             self._discard_worker(module)
             raise Tampered(f"the submission changed the grader's code in the worker "
                            f"({str(reply_body.get('detail'))[:120]}): nothing it reports can be trusted")
@@ -362,7 +364,7 @@ class StudentCode:
     def close(self) -> None:
         for worker in self.workers.values():
             try:
-                send_message(worker.conn.fileno(), wire.pack({"op": "exit"}, []), time.monotonic() + 0.5)
+                send_message(worker.conn.fileno(), wire.pack({"op": Op.EXIT}, []), time.monotonic() + 0.5)
             except (OSError, DeadlinePassed):
                 pass
         for module in list(self.workers):
@@ -455,7 +457,7 @@ def _recv_exact(fd: int, n: int, deadline: float, on_wait=None) -> bytes:
 def _unavailable_message(module: str, body: dict) -> str:
     exc = body.get("exception") if type(body.get("exception")) is dict else {}
     kind, message = str(exc.get("type", "Error"))[:100], str(exc.get("message", ""))[:500]
-    if body.get("outcome") == "missing":
+    if body.get("outcome") == Outcome.MISSING:
         return message or f"missing in {module}.py"
     return f"{module}.py could not be imported: {kind}: {message}"
 

@@ -24,6 +24,8 @@ from typing import Any
 import torch
 
 from grader.protocol import wire
+from grader.protocol.messages import (CallReply, CallRequest, ExceptionRecord, FailureReply, ImportedReply,
+                                      ImportRequest, LoadReply, LoadRequest, Op, Outcome, PingReply, PingRequest)
 from grader.sandboxed import helpers, seal
 
 # Captured before any student code runs, so that a submission that patches torch.Tensor's
@@ -159,8 +161,9 @@ def _send(fd: int, data: bytes, write=_write) -> None:
 
 
 def _tampered_reply(request_id: Any, what: str, write=_write) -> bytes:
-    """The reply that says the reply path was changed, built from literals and methods of
-    built-in types only: nothing the submission could have patched to turn it into a "returned"."""
+    """The reply that says the reply path was changed (a `TamperedReply`), built from literals and
+    methods of built-in types only: nothing the submission could have patched to turn it into a
+    "returned". Outcome.TAMPERED is spelled out for that reason."""
     rid = request_id if request_id.__class__ is (0).__class__ else 0
     detail = "".join(c for c in what[:120] if c.isalnum() or c in "._: <>")
     header = ('{"body": {"outcome": "tampered", "id": %d, "detail": "%s"}, "blobs": []}' % (rid, detail)).encode()
@@ -175,7 +178,11 @@ def _type_name(v: Any) -> str:
         return "object"
 
 
-def _exception_data(exc: BaseException) -> dict:
+def _missing(kind: str, message: str) -> FailureReply:
+    return {"outcome": Outcome.MISSING, "exception": {"type": kind, "message": message}}
+
+
+def _exception_data(exc: BaseException) -> ExceptionRecord:
     try:
         message = str(exc)
     except Exception:
@@ -231,7 +238,7 @@ class Worker:
         self.workdir = workdir
         self.device = "cpu"
         self.module_names: tuple[str, ...] = ()  # the exercise modules, from the load request (the catalogue's)
-        self.import_failures: dict[str, dict] = {}
+        self.import_failures: dict[str, FailureReply] = {}
         self.modules: dict[str, Any] = {}
         self.sources: dict[str, bytes] = {}
         self.import_state: tuple = ([], [], [], {})
@@ -243,7 +250,7 @@ class Worker:
         # effect on it, and changing what they use is caught by the seal before each reply.
         pid, fd, getpid, write, exit_ = os.getpid(), self.conn.fileno(), os.getpid, _write, os._exit
         recv = self.conn.recv_bytes
-        handlers = {"load": self.load, "import": self.import_op, "call": self.call, "ping": self.ping}
+        handlers = self.handlers()
         snapshot = seal.take(seal.reply_path_modules(), _tables(), _attributes())
         check, check_code, check_defaults = seal.check, seal.check.__code__, seal.check.__defaults__
         pack, pack_code, send, tampered = _pack, _pack.__code__, _send, _tampered_reply
@@ -254,7 +261,7 @@ class Worker:
                 return
             body, blobs = wire.unpack(message)
             op = body.get("op")
-            if op == "exit":
+            if op == Op.EXIT:
                 return
             reap_children()  # processes the student's code started and that have ended: no zombies pile up
             reply_body, reply_blobs = handlers[op](body, blobs)
@@ -264,7 +271,7 @@ class Worker:
             if check.__code__ is not check_code or check.__defaults__ is not check_defaults:
                 problem = "grader.sandboxed.seal.check"
             else:
-                problem = check(snapshot) if op in ("import", "call") else None
+                problem = check(snapshot) if op in (Op.IMPORT, Op.CALL) else None
             if problem is None and pack.__code__ is not pack_code:
                 problem = "grader.sandboxed.worker._pack"
             if problem is not None:
@@ -277,17 +284,20 @@ class Worker:
         """One request in, one framed reply out, in this very process (None: the trusted side said
         goodbye). Only for measuring the in-process floor (bench/inprocess.py): no seal, no fork check."""
         body, blobs = wire.unpack(message)
-        if body.get("op") == "exit":
+        if body.get("op") == Op.EXIT:
             return None
-        handlers = {"load": self.load, "import": self.import_op, "call": self.call, "ping": self.ping}
-        reply_body, reply_blobs = handlers[body["op"]](body, blobs)
+        reply_body, reply_blobs = self.handlers()[body["op"]](body, blobs)
         reply_body["id"] = body.get("id")
         return _pack(reply_body, reply_blobs)
 
-    def ping(self, body: dict, blobs: list[bytes]):
+    def handlers(self) -> dict[Op, Any]:
+        """The method that answers each operation (`exit` has none: the worker ends)."""
+        return {Op.LOAD: self.load, Op.IMPORT: self.import_op, Op.CALL: self.call, Op.PING: self.ping}
+
+    def ping(self, body: PingRequest, blobs: list[bytes]) -> tuple[PingReply, list[bytes]]:
         return {"ok": True, "pid": os.getpid()}, []
 
-    def load(self, body: dict, blobs: list[bytes]):
+    def load(self, body: LoadRequest, blobs: list[bytes]) -> tuple[LoadReply, list[bytes]]:
         """Write the submission's module files into the private work directory."""
         self.module_names = tuple(m for m in body["modules"] if type(m) is str and m.isidentifier())
         for filename, index in body["files"].items():
@@ -306,18 +316,17 @@ class Worker:
             _init_cuda(body.get("gpu_memory_fraction"))
         return {"ok": True, "device": self.device}, []
 
-    def import_op(self, body: dict, blobs: list[bytes]):
-        module, failure = self._import(body["module"])
-        return (failure if module is None else {"outcome": "imported"}), []
+    def import_op(self, body: ImportRequest, blobs: list[bytes]) -> tuple[ImportedReply | FailureReply, list[bytes]]:
+        module, failure = self._import_student_module(body["module"])
+        return (failure if module is None else {"outcome": Outcome.IMPORTED}), []
 
-    def call(self, body: dict, blobs: list[bytes]):
+    def call(self, body: CallRequest, blobs: list[bytes]) -> tuple[CallReply | FailureReply, list[bytes]]:
         module_name, _, attr = body["target"].partition(".")
-        module, failure = self._import(module_name)
+        module, failure = self._import_student_module(module_name)
         if module is None:
             return failure, []
         if not hasattr(module, attr):
-            return {"outcome": "missing", "exception": {
-                "type": "AttributeError", "message": f"{module_name}.py defines no {attr}"}}, []
+            return _missing("AttributeError", f"{module_name}.py defines no {attr}"), []
         target = getattr(module, attr)
         args = ArgumentBuilder(blobs, self.device).build(body.get("args", []))
         kwargs = ArgumentBuilder(blobs, self.device).build(body.get("kwargs", {"$dict": []}))
@@ -338,31 +347,32 @@ class Worker:
                 value = target(*args, **kwargs)
             if self.device.startswith("cuda"):
                 torch.cuda.synchronize()
-            reply = {"outcome": "returned", "value": encoder.value(value)}
+            reply: CallReply = {"outcome": Outcome.RETURNED, "value": encoder.value(value)}
         except BaseException as exc:  # SystemExit and KeyboardInterrupt included: student code raised them
-            reply = {"outcome": "raised", "exception": _exception_data(exc)}
+            reply = {"outcome": Outcome.RAISED, "exception": _exception_data(exc)}
         reply["elapsed"] = time.perf_counter() - start
         reply["api_calls"] = dict(api_calls)
         reply["versions_before"] = versions_before
         reply["args_after"] = [encoder.value(a) for a in args]
         return reply, encoder.blobs
 
-    def _import(self, module_name: str):
+    def _import_student_module(self, module_name: str):
+        """The student's module, imported once (or why it cannot be had). The one place in the
+        sandboxed side that imports a student's code (tests/test_layout.py checks it)."""
         if module_name not in self.module_names:
-            return None, {"outcome": "missing", "exception": {"type": "LookupError", "message": f"no module {module_name}"}}
+            return None, _missing("LookupError", f"no module {module_name}")
         if module_name in self.modules:
             return self.modules[module_name], None
         if module_name in self.import_failures:
             return None, self.import_failures[module_name]
         if module_name + ".py" not in self.sources:
-            return None, {"outcome": "missing", "exception": {
-                "type": "ModuleNotFoundError", "message": f"the submission has no {module_name}.py"}}
+            return None, _missing("ModuleNotFoundError", f"the submission has no {module_name}.py")
         try:
             self._restore_import_state(module_name + ".py")
             self.torch_state.restore()
             module = importlib.import_module(module_name)
         except BaseException as exc:
-            failure = {"outcome": "import_error", "exception": _exception_data(exc)}
+            failure: FailureReply = {"outcome": Outcome.IMPORT_ERROR, "exception": _exception_data(exc)}
             failure["exception"]["traceback"] = _short_traceback(exc)
             self.import_failures[module_name] = failure
             return None, failure

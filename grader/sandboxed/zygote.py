@@ -11,8 +11,9 @@ Per worker the zygote forks twice: the first child enters new namespaces
 its own PID namespace, builds its private root and drops its privileges
 (`isolation.enter`). The first child waits for it and writes how it ended to a status pipe.
 
-The control socket speaks JSON lines (`grader.protocol.messages`: `ZygoteHello`, `SpawnReply`);
-each spawn request carries the worker's socket, output pipe and status pipe as file descriptors.
+The control socket speaks JSON lines (`grader.protocol.messages`): a `ZygoteHello` first, then
+a `SpawnReply` to each `SpawnRequest`, which carries the worker's socket, output pipe and status
+pipe as file descriptors.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import traceback
 from multiprocessing.connection import Connection
 
 from grader.protocol.limits import Limits, SandboxPlan
+from grader.protocol.messages import SpawnReply, ZygoteHello, ZygoteOp
 from grader.sandboxed import isolation
 from grader.sandboxed.isolation import clean_environment
 
@@ -48,9 +50,10 @@ def serve(config: dict, control_fd: int) -> None:
         worker_module.prepare_process()
         gc.collect()
         gc.freeze()  # workers' garbage collections skip (and so do not copy) the zygote's objects
-        _send(control, {"plan": plan.to_json()})
+        hello: ZygoteHello = {"plan": plan.to_json()}
+        _send(control, hello)
     except BaseException:
-        _send(control, {"error": traceback.format_exc()})
+        _send(control, ZygoteHello(error=traceback.format_exc()))
         return
     try:
         _serve_spawns(control, plan, limits)
@@ -73,10 +76,13 @@ def _serve_spawns(control: socket.socket, plan: SandboxPlan, limits: Limits) -> 
         if not message:
             return
         try:
+            if json.loads(message).get("op") != ZygoteOp.SPAWN:
+                raise ValueError(f"not a spawn request: {message[:100]!r}")
             pid, parent = _fork_worker(plan, limits, control, fds)
-            _send(control, {"pid": pid, "parent": parent})
+            reply: SpawnReply = {"pid": pid, "parent": parent}
+            _send(control, reply)
         except BaseException:
-            _send(control, {"error": traceback.format_exc()})
+            _send(control, SpawnReply(error=traceback.format_exc()))
         finally:
             for fd in fds:
                 try:
@@ -85,7 +91,7 @@ def _serve_spawns(control: socket.socket, plan: SandboxPlan, limits: Limits) -> 
                     pass
 
 
-def _send(control: socket.socket, reply: dict) -> None:
+def _send(control: socket.socket, reply: ZygoteHello | SpawnReply) -> None:
     control.sendall(json.dumps(reply).encode() + b"\n")
 
 
