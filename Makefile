@@ -1,6 +1,6 @@
 # Two commands do all the set-up on a fresh machine (see README.md):
 #   make demo   install, then grade the bundled sample submissions into out/
-#   make test   install, then run the whole test suite
+#   make test   install, then check the layout's import contracts and run the whole test suite
 # Both install into .venv with a CPU build of torch (TORCH= to change the pin).
 
 VENV ?= .venv
@@ -24,9 +24,11 @@ demo: setup
 	$(VENV)/bin/grader grade $(SAMPLES) --out out
 
 test: setup
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest tests -q
 
 test-fast: setup
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest tests -q -m "not slow"
 
 bench: setup

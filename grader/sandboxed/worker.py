@@ -13,15 +13,20 @@ from __future__ import annotations
 
 import ctypes
 import importlib
-from collections import Counter
 import json.encoder
 import os
 import sys
 import time
 import traceback
+from collections import Counter
 from typing import Any
 
 import torch
+import torch.autograd.functional
+import torch.func
+import torch.linalg
+import torch.nn.functional
+import torch.testing
 
 from grader.protocol import wire
 from grader.protocol.messages import (CallReply, CallRequest, ExceptionRecord, FailureReply, ImportedReply,
@@ -421,7 +426,7 @@ class TorchState:
     CLASSES = (torch.Tensor, torch.autograd.Function)
 
     def __init__(self):
-        self.modules = [(m, dict(vars(m))) for m in map(importlib.import_module, self.NAMESPACES)]
+        self.modules = [(m, dict(vars(m))) for m in (sys.modules[name] for name in self.NAMESPACES)]
         self.classes = [(c, dict(vars(c))) for c in self.CLASSES]
 
     def restore(self) -> None:
@@ -513,7 +518,7 @@ def _recording(name: str, function):
 
 def install_recorders() -> None:
     for module_name, names in RECORDED_APIS.items():
-        module = importlib.import_module(module_name)
+        module = sys.modules[module_name]  # imported with this module
         for name in names:
             original = getattr(module, name)
             if not hasattr(original, "__wrapped__"):
