@@ -1,7 +1,12 @@
 """autograd-lab's grader: a sandboxed autograder for the autograd problem set.
 
-Kept import-light on purpose: the worker process imports this package, so nothing
-here may pull in test cases, solutions or heavy modules.
+The package is laid out by the trust boundary (README.md, Layout): `grader.sandboxed` runs
+with student code, `grader.host` decides scores, `grader.protocol` is what they speak;
+`grader.cases` holds the tests, `grader.exports` and `grader.lms` what leaves for other tools.
+
+Kept import-light on purpose: every worker imports this package, so nothing here may pull in
+the CLI, test cases, solutions or heavy modules (a worker holds `grader`, `grader.protocol.*`
+and `grader.sandboxed.*` only: tests/test_layout.py).
 """
 
 __version__ = "0.1.0"
