@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from pathlib import Path
+from functools import lru_cache
 
 import pytest
 import torch
@@ -68,7 +68,7 @@ class GradingPlugin:
     def pytest_collection_modifyitems(self, session, config, items):
         selected, deselected, counts = [], [], {}
         for item in items:
-            folder = Path(str(item.fspath)).parent.name
+            folder = item.path.parent.name
             if folder not in self.folders:
                 deselected.append(item)
                 continue
@@ -107,11 +107,15 @@ class GradingPlugin:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
         """Let pytest build its report, then record the test's outcome and put our short text in
-        the report instead of pytest's rendering: nothing downstream ever shows a traceback."""
-        report = (yield).get_result()
-        outcome = self.outcomes.get(item.nodeid)
+        the report. A failure's traceback runs through the grader's own code and is never shown:
+        it is dropped before pytest sees it, so pytest renders the exception line only instead of
+        the test's source (about 25 ms a failure)."""
         excinfo = call.excinfo
         skipped = excinfo is not None and excinfo.errisinstance(pytest.skip.Exception)
+        if excinfo is not None and not skipped:  # a skip's report needs where it was raised
+            excinfo.traceback = excinfo.traceback[:0]
+        report = (yield).get_result()
+        outcome = self.outcomes.get(item.nodeid)
         status = "passed" if excinfo is None else "skipped" if skipped else "failed"
         if outcome is not None:
             if call.when == "call":
@@ -125,13 +129,6 @@ class GradingPlugin:
                 outcome.status, outcome.message = TestStatus.ERROR, f"skipped: {excinfo.value}"
         if status == "failed":
             report.longrepr = f"{excinfo.typename}: {excinfo.value}"[:MAX_MESSAGE]
-
-    def pytest_configure(self, config):
-        """Pytest renders a failure before our wrapper sees it; in its default style that is the
-        test's source with context (about 25 ms a failure). Ask for the style of `--tb=no`, the
-        exception line only, as a run without pytest's terminal plugin (ours) cannot on the
-        command line: the option belongs to that plugin."""
-        config.option.tbstyle = "no"
 
 
 _SPEC = pytest.StashKey[TestSpec]()
@@ -167,8 +164,13 @@ def _clip(text: str) -> str:
 
 
 def _docstring(item) -> str:
-    """The test's docstring as a hint: its English lines joined, then its Chinese lines joined."""
-    doc = getattr(getattr(item, "function", None), "__doc__", None) or ""
+    return _hint(getattr(getattr(item, "function", None), "__doc__", None) or "")
+
+
+@lru_cache(maxsize=None)
+def _hint(doc: str) -> str:
+    """A test's docstring as a hint: its English lines joined, then its Chinese lines joined.
+    Cached: every submission's session collects the same tests again."""
     english, chinese = [], []
     for line in (line.strip() for line in doc.strip().splitlines()):
         (chinese if chinese or _has_cjk(line) else english).append(line)
