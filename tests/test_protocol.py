@@ -54,3 +54,22 @@ def test_a_real_worker_speaks_the_protocol(engine):
         assert process.wait_gone(5)
     finally:
         process.close()
+
+
+def test_the_seal_covers_the_protocol(monkeypatch):
+    """A submission that rebinds an outcome, or a name of the protocol module, is caught before the
+    worker's next reply. TypedDicts are left out of the seal (annotations, no code); their names are not."""
+    from grader.protocol import messages
+    from grader.sandboxed import seal
+
+    snapshot = seal.take(seal.reply_path_modules(), worker._tables(), worker._attributes())
+    assert seal.check(snapshot) is None
+    assert not [e for e in snapshot if e[1] == "grader.protocol.messages.CallReply"]
+    returned = Outcome.__dict__["RETURNED"]
+    type.__setattr__(Outcome, "RETURNED", Outcome.RAISED)  # what `Outcome.RETURNED = ...` cannot do
+    try:
+        assert seal.check(snapshot) == "grader.protocol.messages.Outcome.RETURNED"
+    finally:
+        type.__setattr__(Outcome, "RETURNED", returned)
+    monkeypatch.setattr(messages, "CallReply", dict)
+    assert seal.check(snapshot) == "grader.protocol.messages.CallReply"

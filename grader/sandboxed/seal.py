@@ -22,6 +22,7 @@ from __future__ import annotations
 import builtins
 import sys
 from types import FunctionType, ModuleType
+from typing import is_typeddict
 
 _MISSING = object()
 MODULE, CLASS, TABLE, BUILTINS, FUNCTION, ATTRIBUTE = range(6)
@@ -37,11 +38,15 @@ def take(modules: list[ModuleType], tables: dict[str, dict], attributes: list[tu
             qualified = f"{module.__name__}.{name}"
             if type(obj) is FunctionType and obj.__module__ == module.__name__:
                 entries.append(_function(qualified, obj))
-            elif isinstance(obj, type) and obj.__module__ == module.__name__:
+            elif isinstance(obj, type) and obj.__module__ == module.__name__ and not is_typeddict(obj):
+                # (a TypedDict is an annotation: it holds no code and no reply reads it)
                 entries.append((CLASS, qualified, obj, tuple(obj.__dict__.items())))
                 for attr, member in obj.__dict__.items():
+                    # the class's own functions; another module's (an enum's machinery) are bound
+                    # by the class entry, and checked where that module is on the reply path
                     for f in _functions_of(member):
-                        entries.append(_function(f"{qualified}.{attr}", f))
+                        if f.__module__ == module.__name__:
+                            entries.append(_function(f"{qualified}.{attr}", f))
     for name, table in tables.items():
         entries.append((TABLE, name, table, tuple(table.items())))
     entries.append((BUILTINS, "builtins", builtins.__dict__, tuple(builtins.__dict__.items())))
