@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from grader.catalog import Catalog, CatalogError, TestSpec
-from grader.host.student_code import CallTimeout, StudentCode, SubmissionUnavailable, WorkerFault
+from grader.host.student_code import CallTimeout, StudentCode, CodeUnavailable, WorkerFault
 from grader.protocol.messages import TestStatus
 
 MAX_MESSAGE = 1500
@@ -146,7 +146,7 @@ def classify(excinfo, visible: bool) -> tuple[TestStatus, str]:
     exc = excinfo.value if excinfo is not None else None
     if isinstance(exc, CallTimeout):
         return TestStatus.TIMEOUT, _clip(str(exc))
-    if isinstance(exc, (WorkerFault, SubmissionUnavailable)):
+    if isinstance(exc, (WorkerFault, CodeUnavailable)):
         return TestStatus.ERROR, _clip(str(exc))
     reason = getattr(exc, "reason", None)
     if reason is not None:  # grader.cases.kit.Fail: a reason always, the details only when visible

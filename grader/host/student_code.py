@@ -37,7 +37,7 @@ class Tampered(WorkerFault):
     """The worker's reply path was changed by the submission (status `error`, 0 points)."""
 
 
-class SubmissionUnavailable(Exception):
+class CodeUnavailable(Exception):
     """The function cannot be called: missing module or name, or an import that failed (status `error`)."""
 
 
@@ -172,7 +172,7 @@ class StudentCode:
     def call(self, function: str, *args: Any, probe: str | None = None, **kwargs: Any) -> CallResult:
         module = self.modules[function]
         if module in self.fatal_modules:
-            raise SubmissionUnavailable(self.fatal_modules[module])
+            raise CodeUnavailable(self.fatal_modules[module])
         blobs: list[bytes] = []
         request: CallRequest = {
             "op": Op.CALL,
@@ -185,7 +185,7 @@ class StudentCode:
         body, reply_blobs = self._request(module, request, blobs, what=f"{function}")
         outcome = body.get("outcome")
         if outcome in (Outcome.IMPORT_ERROR, Outcome.MISSING):
-            raise SubmissionUnavailable(_unavailable_message(module, body))
+            raise CodeUnavailable(_unavailable_message(module, body))
         if outcome not in (Outcome.RETURNED, Outcome.RAISED):
             raise self._garbage(module, "an unknown outcome")
         outcome = Outcome(outcome)
@@ -246,17 +246,17 @@ class StudentCode:
             if not full_timeout:  # the submission's budget ran out, not the import's own time
                 raise
             self.fatal_modules[module] = f"importing {module}.py did not finish in time (an infinite loop at import?)"
-            raise SubmissionUnavailable(self.fatal_modules[module]) from None
+            raise CodeUnavailable(self.fatal_modules[module]) from None
         except Tampered as exc:
             self.fatal_modules[module] = f"importing {module}.py: {exc}; its exercises score 0"
-            raise SubmissionUnavailable(self.fatal_modules[module]) from None
+            raise CodeUnavailable(self.fatal_modules[module]) from None
         except WorkerFault as exc:
             self.fatal_modules[module] = f"importing {module}.py killed the worker: {exc}"
-            raise SubmissionUnavailable(self.fatal_modules[module]) from None
+            raise CodeUnavailable(self.fatal_modules[module]) from None
         if body.get("outcome") != Outcome.IMPORTED:
             # An import that raised is cached by the worker; it costs this module's exercises only.
             self.import_errors[module] = _unavailable_message(module, body)
-            raise SubmissionUnavailable(self.import_errors[module])
+            raise CodeUnavailable(self.import_errors[module])
         self.imported.add(module)
 
     def _time_left(self, setup: bool = False) -> float:
