@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import textwrap
 
+from grader.safetext import clean_text
+
 STATUS_WORD = {"passed": "PASS 通过", "failed": "FAIL 未通过", "error": "ERROR 错误", "timeout": "TIMEOUT 超时"}
 
 
@@ -83,8 +85,8 @@ def grading_summary(reports: list[dict], skipped: int, seconds: float, out_dir: 
     problems = [r for r in reports if r.get("submission_errors")]
     if problems:
         lines.append(f"{len(problems)} submissions have problems (missing modules, import errors, rejected files):")
-        for r in problems[:10]:
-            lines.append(f"  {r['submission']}: {r['submission_errors'][0]}")
+        for r in problems[:10]:  # a submission's text, printed where a CI runner may read commands in it
+            lines.append("  " + clean_text(f"{r['submission']}: {r['submission_errors'][0]}", limit=300, one_line=True))
         if len(problems) > 10:
             lines.append(f"  ... and {len(problems) - 10} more (see summary.csv)")
     return "\n".join(lines)

@@ -38,6 +38,18 @@ class Reconciliation:
         """True when every score file was valid and belongs to a roster row."""
         return not self.unmatched_submissions and not self.invalid
 
+    def set_aside(self, scores: list[SubmissionScore], reason: str) -> None:
+        """Valid score files an export cannot use after all: reported with the invalid ones."""
+        left_out = {id(s) for s in scores}
+        for row, score in self.matched:
+            if id(score) in left_out:
+                self.invalid.append((ScoreProblem(score.path, reason, score.submission), row))
+        self.matched = [(row, score) for row, score in self.matched if id(score) not in left_out]
+
+    @property
+    def warnings(self) -> list[str]:
+        return [w for _, score in self.matched for w in score.warnings]
+
 
 def reconcile(roster: Roster, scores: ScoreSet) -> Reconciliation:
     rows_by_key = {submission_key(r.submission): r for r in roster.rows if r.submission}
@@ -69,18 +81,22 @@ class Report:
         self.data: dict[str, Any] = {"command": command}
         self.warnings: list[str] = []
 
-    def add_reconciliation(self, rec: Reconciliation, missing_as_zero: bool = False) -> None:
+    def add_reconciliation(self, rec: Reconciliation, missing_as_zero: bool = False,
+                           no_grade: str = "no grade") -> None:
+        """`no_grade`: what a student without a submission gets when not given 0, in words."""
         self.data["exported"] = [score.submission for _, score in rec.matched]
         self.data["submissions_without_roster_row"] = [
             {"submission": s.submission, "file": str(s.path)} for s in rec.unmatched_submissions]
         self.data["students_without_submission"] = [r.as_dict() for r in rec.without_submission]
-        self.data["students_without_submission_given"] = "0" if missing_as_zero else "no grade"
+        self.data["students_without_submission_given"] = "0" if missing_as_zero else no_grade
         self.data["invalid_score_files"] = [
             {**problem.as_dict(), "roster_line": row.line if row else None} for problem, row in rec.invalid]
+        self.warnings += rec.warnings
 
-    def add_invalid_files(self, problems: list[ScoreProblem]) -> None:
+    def add_invalid_files(self, problems: list[ScoreProblem], scores: list[SubmissionScore] = ()) -> None:
         """For the per-submission exports, which use no roster."""
         self.data["invalid_score_files"] = [p.as_dict() for p in problems]
+        self.warnings += [w for s in scores for w in s.warnings]
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
