@@ -24,12 +24,14 @@ import traceback
 from pathlib import Path
 
 from grader.bundle import CHECKOUT, PACKAGE_DIR, package_files, write_zip
+from grader.safetext import clean_text
 
 TORCH_REQUIREMENT = "torch>=2.5,<2.14"
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 SOURCE_DIR = "autograd_lab"  # the package source's folder in the instructor zips
 CONFIG_FILE = "autograd_lab.json"
 DEFAULT_ROOT = "/autograder"
+OUTPUT_LIMIT = 10_000  # characters of a submission's text in one test's output
 
 SOURCE_README = """\
 # autograd-lab (grader package, instructor copy)
@@ -222,7 +224,7 @@ def gradescope_results(report: dict, execution_time: float) -> dict:
         for j, test in enumerate(exercise["tests"], 1):
             hidden = test["visibility"] == "hidden"
             tests.append({
-                "name": f"{exercise['name']}: {test['name']}",
+                "name": clean_text(f"{exercise['name']}: {test['name']}", 200, one_line=True),
                 "number": f"{i}.{j}",
                 "score": test["score"],
                 "max_score": test["max_score"],
@@ -240,8 +242,9 @@ def gradescope_results(report: dict, execution_time: float) -> dict:
         "stdout_visibility": "hidden",
         "tests": tests,
         "extra_data": {"autograd_lab": {
-            key: report[key] for key in ("max_score", "device", "torch_version", "grader_version", "seed",
-                                         "source_sha256", "submission_errors", "sandbox") if key in report}},
+            key: [clean_text(e, OUTPUT_LIMIT) for e in report[key]] if key == "submission_errors" else report[key]
+            for key in ("max_score", "device", "torch_version", "grader_version", "seed", "source_sha256",
+                        "submission_errors", "sandbox") if key in report}},
     }
 
 
@@ -252,15 +255,17 @@ def student_summary(report: dict) -> str:
     lines = [f"autograd-lab: {passed} of {len(public)} public tests passed. Hidden tests, with other inputs, "
              f"show when grades are published.",
              f"公开测试通过 {passed}/{len(public)}；隐藏测试的结果在成绩发布后显示。"]
-    return "\n".join(lines + [f"! {problem}" for problem in report.get("submission_errors", [])])
+    problems = [f"! {clean_text(problem, OUTPUT_LIMIT)}" for problem in report.get("submission_errors", [])]
+    return "\n".join(lines + problems)
 
 
 def case_output(test: dict) -> str:
     """Status, the engine's message and the hint. A hidden test's message never holds its inputs
-    or values (the engine's rule); the hint is the test's docstring."""
+    or values (the engine's rule); the hint is the test's docstring. A submission's text is
+    cleaned (grader.safetext) before Gradescope stores and shows it."""
     parts = [test["status"]]
     if test.get("message"):
-        parts.append(test["message"])
+        parts.append(clean_text(test["message"], OUTPUT_LIMIT))
     if test.get("hint"):
         parts.append("checks: " + test["hint"])
     return "\n".join(parts)
