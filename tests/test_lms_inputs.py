@@ -249,6 +249,7 @@ def odd_files(directory):
     }
     for name, text in files.items():
         (directory / name).write_text(text, encoding="utf-8")
+    (directory / "\udcff.json").write_text(json.dumps(make_score("\udcff.zip")))  # a name that is not UTF-8
     return directory
 
 
@@ -259,7 +260,7 @@ def test_every_export_survives_any_valid_json_and_goes_on_with_the_rest(capsys, 
     scores = odd_files(tmp_path / "scores")
     roster = write_roster(tmp_path / "roster.csv")
     loaded = load_score_dir(scores)
-    assert sorted(s.submission for s in loaded.scores) == ["ada", "bob", "chen", "huge"]
+    assert sorted(s.submission for s in loaded.scores) == ["ada", "bob", "chen", "huge", "\ufffd.zip"]
     reasons = {p.path.name: p.reason for p in loaded.problems}
     assert "NaN is not a JSON number" in reasons["nan.json"] and "nested too deeply" in reasons["deep.json"]
     assert "raw_score 95 with the adjustments' -10 points gives 85" in reasons["dara.json"]
@@ -269,11 +270,13 @@ def test_every_export_survives_any_valid_json_and_goes_on_with_the_rest(capsys, 
         assert name in reasons
     for command in (["canvas", "--title", "HW1", "--out", tmp_path / "c.csv"],
                     ["moodle", "--item", "HW1", "--out", tmp_path / "m.csv"]):
-        code, _, err = run_grader(capsys, "export", command[0], scores, "--roster", roster, *command[1:])
+        code, _, err = run_grader(capsys, "export", command[0], scores, "--roster", roster, *command[1:],
+                                  "--report", tmp_path / "report.json")
         assert code == 1 and "Traceback" not in err and "NOT EXPORTED: deep.json" in err, err
-        assert "bob.json: score above its maximum" in err
+        assert "bob.json: score above its maximum" in err and "NOT EXPORTED: \ufffd.json: submission '\ufffd.zip'" in err
+        assert json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["warnings"]
     code, _, err = run_grader(capsys, "export", "prairielearn", scores, "--out", tmp_path / "pl")
-    assert code == 1 and sorted(p.name for p in (tmp_path / "pl").iterdir()) == ["ada", "bob", "chen", "huge"]
+    assert code == 1 and sorted(p.name for p in (tmp_path / "pl").iterdir()) == ["_.zip", "ada", "bob", "chen", "huge"]
     for name in ("ada", "bob", "chen", "huge"):
         code, _, err = run_grader(capsys, "export", "github-classroom", scores / f"{name}.json")
         assert code == 0 and "Traceback" not in err

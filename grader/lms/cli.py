@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from grader.lms import LmsError
+from grader.safetext import replace_lone_surrogates
 
 EXIT_OK, EXIT_INCOMPLETE, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -246,7 +247,7 @@ def run_github_classroom(args) -> int:
 
     scores = load_score_path(args.scores)
     for problem in scores.problems:
-        print(f"NOT EXPORTED: {problem.path.name}: {problem.reason}", file=sys.stderr)
+        print(replace_lone_surrogates(f"NOT EXPORTED: {problem.path.name}: {problem.reason}"), file=sys.stderr)
     if len(scores.scores) != 1:
         raise LmsError(f"{args.scores}: expected exactly one valid score file (this repository's submission), "
                        f"found {len(scores.scores)}")

@@ -24,6 +24,7 @@ from typing import Any, TextIO
 
 from grader.lms.roster import Roster, RosterRow, submission_key
 from grader.lms.scores import ScoreProblem, ScoreSet, SubmissionScore
+from grader.safetext import replace_lone_surrogates
 
 
 @dataclass
@@ -103,26 +104,30 @@ class Report:
 
     def print_summary(self, rec: Reconciliation | None, stream: TextIO | None = None) -> None:
         stream = stream or sys.stderr
+
+        def say(line: str) -> None:  # a file name that is not UTF-8 decodes to lone surrogates
+            print(replace_lone_surrogates(line), file=stream)
+
         if rec is not None:
             for score in rec.unmatched_submissions:
-                print(f"NOT EXPORTED: {score.path.name}: submission {score.submission!r} has no roster row",
-                      file=stream)
+                say(f"NOT EXPORTED: {score.path.name}: submission {score.submission!r} has no roster row")
             for problem, row in rec.invalid:
                 owner = f" (student at roster {row.label()})" if row else ""
-                print(f"NOT EXPORTED: {problem.path.name}{owner}: {problem.reason}", file=stream)
+                say(f"NOT EXPORTED: {problem.path.name}{owner}: {problem.reason}")
             if rec.without_submission:
                 given = self.data.get("students_without_submission_given", "no grade")
-                print(f"{len(rec.without_submission)} roster student(s) without a submission ({given}): "
-                      + ", ".join(r.label() for r in rec.without_submission[:20])
-                      + (" ..." if len(rec.without_submission) > 20 else ""), file=stream)
+                say(f"{len(rec.without_submission)} roster student(s) without a submission ({given}): "
+                    + ", ".join(r.label() for r in rec.without_submission[:20])
+                    + (" ..." if len(rec.without_submission) > 20 else ""))
         else:
             for problem in self.data.get("invalid_score_files", []):
-                print(f"NOT EXPORTED: {Path(problem['file']).name}: {problem['reason']}", file=stream)
+                say(f"NOT EXPORTED: {Path(problem['file']).name}: {problem['reason']}")
         for warning in self.warnings:
-            print(f"warning: {warning}", file=stream)
+            say(f"warning: {warning}")
 
     def write(self, path: str | Path | None) -> None:
         if path is None:
             return
         self.data["warnings"] = self.warnings
-        Path(path).write_text(json.dumps(self.data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        text = json.dumps(self.data, indent=2, ensure_ascii=False) + "\n"
+        Path(path).write_text(replace_lone_surrogates(text), encoding="utf-8")  # a file name may hold some

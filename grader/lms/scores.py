@@ -232,8 +232,8 @@ def _to_submission_score(data: dict[str, Any], path: Path, submission: str,
         name = clean_text(ex["name"], NAME_LIMIT, one_line=True)
         tests = tuple(
             TestResult(
-                name=clean_text(t["name"], NAME_LIMIT, one_line=True), status=t["status"],
-                score=clamp(t["score"], float(t["max_score"]), f"test {name}::{t['name']}"),
+                name=(test_name := clean_text(t["name"], NAME_LIMIT, one_line=True)), status=t["status"],
+                score=clamp(t["score"], float(t["max_score"]), f"test {name}::{test_name}"),
                 max_score=float(t["max_score"]), visibility=t["visibility"],
                 message=clean_text(t["message"], MESSAGE_LIMIT), duration_s=float(t.get("duration_s", 0.0)),
             )
@@ -246,7 +246,7 @@ def _to_submission_score(data: dict[str, Any], path: Path, submission: str,
     score = clamp(data["score"], max_score, "total")
     warnings = ()
     if clamp.found:
-        warnings = (f"{path.name}: score above its maximum ({'; '.join(clamp.found[:5])}"
+        warnings = (f"{clean_text(path.name, one_line=True)}: score above its maximum ({'; '.join(clamp.found[:5])}"
                     f"{'; ...' if len(clamp.found) > 5 else ''}): exported at the maximum",)
     adjustments = tuple(Adjustment(clean_text(a["kind"], NAME_LIMIT, one_line=True), float(a["points"]),
                                    clean_text(a["reason"], 500, one_line=True))
