@@ -246,11 +246,23 @@ def odd_files(directory):
         "null.json": "null", "empty.json": "", "huge.json": json.dumps({**make_score("huge"), "duration_s": 1e308}),
         "bad_adjustment.json": json.dumps({**make_score("badadj"), "raw_score": 95, "adjustments": [{"kind": "x"}]}),
         "bad_time.json": json.dumps({**make_score("badtime"), "submitted_at": "yesterday"}),
+        "overflow.json": json.dumps(overflowing()),
     }
     for name, text in files.items():
         (directory / name).write_text(text, encoding="utf-8")
     (directory / "\udcff.json").write_text(json.dumps(make_score("\udcff.zip")))  # a name that is not UTF-8
     return directory
+
+
+def overflowing() -> dict:
+    """Two tests of 1e308 points in one exercise of 1e308: their sum overflows to infinity."""
+    data = make_score("overflow")
+    exercise = data["exercises"][0]
+    for test in exercise["tests"]:
+        test["score"] = test["max_score"] = 1e308
+    exercise["score"] = exercise["max_score"] = 1e308
+    data["score"] = data["max_score"] = 1e308
+    return data
 
 
 def test_every_export_survives_any_valid_json_and_goes_on_with_the_rest(capsys, tmp_path):
@@ -266,6 +278,7 @@ def test_every_export_survives_any_valid_json_and_goes_on_with_the_rest(capsys, 
     assert "raw_score 95 with the adjustments' -10 points gives 85" in reasons["dara.json"]
     assert "$.adjustments[0]" in reasons["bad_adjustment.json"]
     assert "'yesterday' is not an ISO 8601 time with a time zone" in reasons["bad_time.json"]
+    assert "add up to inf" in reasons["overflow.json"]  # two tests of 1e308: the sums overflow
     for name in ("string.json", "number.json", "null.json", "empty.json"):
         assert name in reasons
     for command in (["canvas", "--title", "HW1", "--out", tmp_path / "c.csv"],

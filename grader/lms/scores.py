@@ -374,7 +374,8 @@ def _adjustment_errors(data: dict[str, Any]) -> list[str]:
 
 
 def _close(a: float, b: float) -> bool:
-    return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
+    """Equal up to rounding; sums that overflow to infinity are never equal to anything."""
+    return math.isfinite(a) and math.isfinite(b) and abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
 
 
 # ----------------------------------------------------------------------------- summaries
