@@ -59,7 +59,7 @@ def load(paths: list[str | Path]) -> ScoreFiles:
             by_name.setdefault(report["submission"], []).append((path, report))
     for name, found in sorted(by_name.items()):
         if len(found) > 1:
-            others = ", ".join(str(p) for p, _ in found)
+            others = ", ".join(p.name for p, _ in found)
             result.unusable += [Unusable(p, f"submission {name!r} has several score files ({others}); "
                                             "none is used until the extra ones are removed") for p, _ in found]
             continue
