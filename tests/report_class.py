@@ -125,10 +125,18 @@ def regraded(report: dict, **changes) -> dict:
 
 # ----------------------------------------------------------------------------- a class graded for real
 
+_GRADED: list[Path] = []  # each test module that imports the fixture has its own copy of it: grade once
+
+
 @pytest.fixture(scope="session")
 def graded_class(engine, tmp_path_factory) -> Path:
     """The score folder of a small real class (seed 0)."""
-    root = tmp_path_factory.mktemp("report-class")
+    if not _GRADED:
+        _GRADED.append(grade_class(engine, tmp_path_factory.mktemp("report-class")))
+    return _GRADED[0]
+
+
+def grade_class(engine, root: Path) -> Path:
     out = root / "scores"
     out.mkdir()
     subs = {"reference": make_submission(root / "reference"), "stubs": make_submission(root / "stubs", base=STUBS),

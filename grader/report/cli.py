@@ -13,7 +13,7 @@ from pathlib import Path
 
 from grader.report import ReportError
 
-EXIT_OK, EXIT_BAD_INPUT = 0, 2
+EXIT_OK = 0
 EXTRA_HINT = "pip install -e '.[instructor]' (matplotlib and jinja2)"
 
 
@@ -47,16 +47,18 @@ def register(commands, exports) -> None:
 
 
 def _guarded(command):
+    """Bad input becomes grader's UsageError: a message and exit status 2, no traceback."""
+    from grader.cli import UsageError
+
     def run(args: argparse.Namespace) -> int:
         try:
             return command(args)
         except ReportError as exc:
-            print(f"grader: error: {exc}", file=sys.stderr)
+            raise UsageError(str(exc)) from None
         except ImportError as exc:
-            print(f"grader: error: {args.command} needs {exc.name or exc}: {EXTRA_HINT}", file=sys.stderr)
+            raise UsageError(f"{args.command} needs {exc.name or exc}: {EXTRA_HINT}") from None
         except OSError as exc:
-            print(f"grader: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+            raise UsageError(f"{exc.filename or ''}: {exc.strerror or exc}") from None
     return run
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader.display import STATUS_WORD
-from grader.report import pages
+from grader.report import ReportError, pages
 from grader.report.scores import ScoreFiles, page_name
 from grader.report.student_view import fixed_texts, student_view
 from grader.results import write_atomic
@@ -24,6 +24,12 @@ def page(report: dict, fmt: str = "html", fixed: frozenset[str] | None = None) -
 def write_pages(scores: ScoreFiles, out: Path, fmt: str = "html") -> list[Path]:
     fixed = fixed_texts()
     suffix = ".md" if fmt == "md" else ".html"
+    names: dict[str, str] = {}
+    for report in scores.reports:
+        other = names.setdefault(page_name(report["submission"]), report["submission"])
+        if other != report["submission"]:
+            raise ReportError(f"submissions {other!r} and {report['submission']!r} would share the page "
+                              f"{page_name(other)}{suffix}: rename one and grade it again")
     written = []
     for report in scores.reports:
         path = Path(out) / (page_name(report["submission"]) + suffix)

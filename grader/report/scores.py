@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.report import ReportError
+from grader.results import score_file_name
 
 STATUSES = ("passed", "failed", "error", "timeout")
 VISIBILITIES = ("visible", "hidden")
@@ -120,6 +121,4 @@ def _number(x) -> bool:
 
 def page_name(submission: str) -> str:
     """The file name (without suffix) of a submission's feedback page: its score file's name."""
-    from grader.results import score_file_name
-
     return score_file_name(submission).removesuffix(".json")
