@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import shutil
 import statistics
@@ -122,9 +123,11 @@ def main() -> None:
     args = parser.parse_args()
     small = args.scores or graded_class(args.out / "report-bench", args.n, args.workers)
     large = replicated(small, args.copies, args.out / "report-bench" / f"scores-x{args.copies}")
-    results = {"machine": f"{platform.machine()}, {platform.python_version()}",
+    load_before = os.getloadavg()[0]
+    results = {"machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
                "small": measure(small, args.out / "report-bench" / "small", args.repeats),
                "large": measure(large, args.out / "report-bench" / "large", args.repeats)}
+    results["load_average_1min"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]  # other work on the machine
     (args.out / "report-benchmark.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
     print(f"| | {results['small']['submissions']} submissions | {results['large']['submissions']} submissions |")
     print("| --- | ---: | ---: |")
@@ -133,6 +136,7 @@ def main() -> None:
                              ("browser_dom_content_loaded_ms", "ms", 1), ("browser_first_contentful_paint_ms", "ms", 1),
                              ("browser_load_ms", "ms", 1), ("table_sort_ms", "ms", 1)):
         print(f"| {key} | {results['small'][key] * scale:.1f} {unit} | {results['large'][key] * scale:.1f} {unit} |")
+    print(f"machine: {results['machine']}; 1-minute load average before and after: {results['load_average_1min']}")
     for size in ("small", "large"):
         if results[size]["console_errors"]:
             print(f"console errors ({size}): {results[size]['console_errors']}")

@@ -57,8 +57,9 @@ def figures(graded_class):
 BARS_JS = """chart => Array.from(document.querySelectorAll(`#chart-${chart} svg g[id^="bar-${chart}-"]`))
     .sort((a, b) => Number(a.id.split("-").pop()) - Number(b.id.split("-").pop()))
     .map(g => { const r = g.getBoundingClientRect(); return [r.width, r.height]; })"""
-COLUMN_JS = """column => Array.from(document.querySelectorAll("#submissions-table tbody tr"),
-    row => row.cells[column].textContent.trim())"""
+COLUMN_JS = """column => Array.from(document.querySelectorAll("#submissions-table tbody tr"))
+    .map(row => [row.getBoundingClientRect().top, row.cells[column].textContent.trim()])
+    .sort(([a], [b]) => a - b).map(([, text]) => text)"""  # as shown on the screen, top to bottom
 
 
 def expected_values(f) -> dict[str, list[float]]:

@@ -27,6 +27,13 @@ def pct(x: float, digits: int = 0) -> str:
     return f"{100 * x:.{digits}f}%"
 
 
+def breakable(text):
+    """HTML text that may wrap after each underscore (long exercise names in narrow headers)."""
+    from markupsafe import Markup, escape
+
+    return Markup(str(escape(text)).replace("_", "_<wbr>"))
+
+
 def md_cell(text) -> str:
     """Text for one Markdown table cell: one line, pipes escaped."""
     return " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|") if text is not None else ""
@@ -44,7 +51,8 @@ def environment(markdown: bool = False):
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=not markdown,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True)
-    env.filters.update(num=num, pct=pct, cell=md_cell, block=md_block, url=lambda s: quote(str(s)))
+    env.filters.update(num=num, pct=pct, cell=md_cell, block=md_block, breakable=breakable,
+                       url=lambda s: quote(str(s)))
     return env
 
 

@@ -33,8 +33,6 @@ STATUS_TEXT = {
               "测试无法检查结果：代码抛出了错误、崩溃或无法导入"),
     "timeout": ("the code did not finish within the time limit", "代码未在时限内完成"),
 }
-HIDDEN_NOTE = ("hidden test: its inputs, expected values and the exception's text are not shown",
-               "隐藏测试：不显示输入、期望值和异常信息")
 
 
 @lru_cache(maxsize=1)
