@@ -57,13 +57,16 @@ def test_markdown_goes_to_the_terminal(graded_class):
     assert "<svg" not in md
 
 
-def test_public_summary_names_nobody(graded_class):
-    result = run("report", str(graded_class), "--format", "md", "--public")
+@pytest.mark.parametrize("fmt", ["md", "html"])
+def test_public_summary_names_nobody(graded_class, fmt, tmp_path):
+    out = tmp_path / f"public.{fmt}"
+    result = run("report", str(graded_class), "--format", fmt, "--public", "--out", str(out))
     assert result.returncode == 0, result.stderr
-    for name in ("reference", "stubs", "leaky", "syntax_error", "wrong-"):
-        assert name not in result.stdout
-    assert "LEAKPRINT" not in result.stdout and "## Submissions / 全部提交" not in result.stdout
-    assert re.search(r"^\| crash \| 1 \|$", result.stdout, re.M)
+    text = out.read_text(encoding="utf-8")
+    for name in ("reference", "stubs", "leaky", "syntax_error", "wrong-", "feedback/"):
+        assert name not in text
+    assert "LEAKPRINT" not in text and "全部提交" not in text
+    assert re.search(r"^\| crash \| 1 \|$" if fmt == "md" else r"<td>crash</td><td class=\"n\">1</td>", text, re.M)
 
 
 def test_feedback_command(graded_class, tmp_path):
