@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from grader.report.scores import page_name
+from grader.report.student_view import has_cjk
 
 HISTOGRAM_BINS = 20
 TOP_MISTAKES = 20
@@ -292,7 +293,3 @@ def row(report: dict) -> Row:
         adjustments=[a for a in report.get("adjustments", []) if isinstance(a, dict)],
         submitted_at=report.get("submitted_at"),
     )
-
-
-def has_cjk(text: str) -> bool:
-    return any("\u4e00" <= ch <= "\u9fff" for ch in text)

@@ -12,15 +12,14 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote
 
+from grader.lms.scores import format_points
+
 TEMPLATES = Path(__file__).parent / "templates"
 
 
 def num(x) -> str:
-    """A score as people read it: at most 2 decimals, no trailing zeros."""
-    if x is None:
-        return ""
-    text = f"{round(float(x) + 0.0, 2):.2f}".rstrip("0").rstrip(".")
-    return "0" if text in ("", "-0") else text
+    """A score as people read it: at most 2 decimals, no trailing zeros ("" for none)."""
+    return "" if x is None else format_points(float(x))
 
 
 def pct(x: float, digits: int = 0) -> str:

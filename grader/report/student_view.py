@@ -78,10 +78,14 @@ def shown_message(test: dict, exercise_names: set[str], fixed: frozenset[str], p
     return hidden_message(test, exercise_names, fixed, problems) or " / ".join(STATUS_TEXT.get(test["status"], STATUS_TEXT["failed"]))
 
 
+def has_cjk(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
 def split_languages(text: str) -> tuple[str, str]:
     """A hint ("English\\n中文") or a message ("English / 中文") as (English, Chinese)."""
     lines = [line for line in text.splitlines() if line.strip()]
-    if len(lines) >= 2 and any("\u4e00" <= ch <= "\u9fff" for ch in lines[-1]):
+    if len(lines) >= 2 and has_cjk(lines[-1]):
         return "\n".join(lines[:-1]), lines[-1]
     return text, ""
 
