@@ -221,6 +221,10 @@ def _minimal_errors(data: Any) -> list[str]:
     for key, positive in (("score", False), ("max_score", True)):
         if not _is_number(data.get(key)) or data[key] < 0 or (positive and data[key] == 0):
             errors.append(f"$.{key}: must be a number {'> 0' if positive else '>= 0'}")
+    if "adjustments" in data and (not _is_number(data.get("raw_score")) or not isinstance(data["adjustments"], list)
+                                  or not all(isinstance(a, dict) and _is_number(a.get("points"))
+                                             for a in data["adjustments"])):
+        errors.append("$.adjustments: must be a list of {kind, points, reason}, with a number raw_score")
     exercises = data.get("exercises")
     if not isinstance(exercises, list) or not exercises:
         return errors + ["$.exercises: must be a non-empty list"]
@@ -248,18 +252,29 @@ def _minimal_errors(data: Any) -> list[str]:
 
 
 def _consistency_errors(data: dict[str, Any]) -> list[str]:
-    """Totals that must add up, or the LMS would show a different score than the grader."""
+    """Totals that must add up, or the LMS would show a different score than the grader.
+
+    A file from `grader gradebook` (grader/policy) adds up through its `raw_score`s: the tests to
+    the exercise's raw score, those to the file's `raw_score`, and that plus the `adjustments` to
+    `score`, kept within [0, max_score]."""
     errors = []
-    exercise_total = sum(ex["score"] for ex in data["exercises"])
+    raw_total = data.get("raw_score", data["score"])
+    exercise_total = sum(ex.get("raw_score", ex["score"]) for ex in data["exercises"])
     exercise_max = sum(ex["max_score"] for ex in data["exercises"])
-    if not _close(exercise_total, data["score"]):
-        errors.append(f"$.score is {data['score']} but the exercise scores add up to {exercise_total:g}")
+    if not _close(exercise_total, raw_total):
+        errors.append(f"$.{'raw_score' if 'raw_score' in data else 'score'} is {raw_total} but the exercise "
+                      f"scores add up to {exercise_total:g}")
+    if "adjustments" in data:
+        adjusted = min(data["max_score"], max(0.0, raw_total + sum(a["points"] for a in data["adjustments"])))
+        if not _close(adjusted, data["score"]):
+            errors.append(f"$.score is {data['score']} but raw_score and the adjustments give {adjusted:g}")
     if not _close(exercise_max, data["max_score"]):
         errors.append(f"$.max_score is {data['max_score']} but the exercise maxima add up to {exercise_max:g}")
     for ex in data["exercises"]:
         tests_total = sum(t["score"] for t in ex["tests"])
-        if not _close(tests_total, ex["score"]):
-            errors.append(f"exercise {ex['name']}: score is {ex['score']} but its tests add up to {tests_total:g}")
+        if not _close(tests_total, ex.get("raw_score", ex["score"])):
+            errors.append(f"exercise {ex['name']}: score is {ex.get('raw_score', ex['score'])} but its tests add up "
+                          f"to {tests_total:g}")
     return errors
 
 
