@@ -346,3 +346,14 @@ def test_a_hostile_repository_configuration_runs_nothing(tmp_path, capsys):
     assert gradebook(capsys, scores, policy, out)[0] == 0
     assert final(out, "eve")["score"] == MAX_SCORE
     assert not ran.exists()
+
+
+def test_late_none_leaves_lateness_to_the_lms_and_lists_it_in_the_summary(tmp_path, capsys):
+    policy = POLICY.replace("late: {percent_per_day: 10, max_days: 3}", "late: none")
+    scores, policy = course(tmp_path, {"ada": []}, times="ada,2026-12-09T10:00+08:00\n", policy=policy)
+    out = tmp_path / "final"
+    assert gradebook(capsys, scores, policy, out)[0] == 0
+    ada = final(out, "ada")
+    assert ada["score"] == 95 and ada["adjustments"] == [] and ada["submitted_at"] == "2026-12-09T10:00:00+08:00"
+    assert (out / "summary.csv").read_text().splitlines()[1].startswith("ada,late,2026-12-09T10:00:00+08:00,"
+                                                                        "2026-12-01T23:59:00+08:00,,8,")

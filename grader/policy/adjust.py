@@ -6,7 +6,8 @@ In this order:
    exercise's `raw_score`, and an adjustment `{kind: override, exercise, points, reason}` adds the
    difference;
 2. the late penalty on that total: `percent_per_day` of it per started day after due + grace (the
-   student's extended due time if any), all of it after `max_days` days: `{kind: late, ...}`;
+   student's extended due time if any), all of it after `max_days` days: `{kind: late, ...}`, listed
+   only when it takes points (how late each submission was is in summary.csv);
 3. an override of the total, the instructor's last word: it sets the grade, whatever came before;
 4. `score` = `raw_score` + the adjustments' points, kept within [0, max_score].
 
@@ -69,14 +70,16 @@ def started_days_late(submitted_at: datetime, due: datetime, grace: timedelta) -
 
 def late_fraction(days: int, rule: LateRule) -> float:
     """The share of the score a late hand-in loses."""
-    if days == 0:
+    if days == 0 or rule.max_days is None:
         return 0.0
     return 1.0 if days > rule.max_days else min(1.0, days * rule.percent_per_day / 100)
 
 
 def late_adjustment(base: float, submitted_at: datetime, deadline: Deadline, rule: LateRule) -> dict | None:
+    """The late penalty, or None when nothing is taken (on time, `late: none`, 0%, or nothing to take)."""
     days = started_days_late(submitted_at, deadline.due, rule.grace)
-    if days == 0:
+    fraction = late_fraction(days, rule)
+    if fraction == 0 or base <= 0:
         return None
     due = f"the {'extended ' if deadline.extended else ''}due time {iso(deadline.due)}"
     grace = f" and {in_words(rule.grace)} of grace" if rule.grace else ""
@@ -85,7 +88,6 @@ def late_adjustment(base: float, submitted_at: datetime, deadline: Deadline, rul
         cost = f"{days} started days, more than the {rule.max_days} accepted: no points"
     else:
         cost = f"{days} started day{'s' if days > 1 else ''} x {rule.percent_per_day:g}% of {points(base):g}"
-    fraction = late_fraction(days, rule)
     return {"kind": LATE, "points": points(-base * fraction),
             "reason": f"handed in {iso(submitted_at)}, {after} after {due}{grace}: {cost}"}
 

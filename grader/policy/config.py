@@ -5,7 +5,8 @@ missing file is an error that names the key and its line, before any score is to
     due: 2026-12-01T23:59:00+08:00        # required; ISO 8601 with a time zone
     grace_minutes: 15                     # default 0
     late: {percent_per_day: 10, max_days: 3}  # required; % of the score per started day after
-                                          #   due + grace; later than max_days: 0
+                                          #   due + grace; later than max_days: 0. Or `late: none`:
+                                          #   no penalty here, the LMS's own late policy applies
     submitted_at: times.csv               # required: a CSV (submission,submitted_at), or
                                           #   gradescope / git (with `submissions`)
     submissions: submissions/             # the folder that was graded: <submission>/ in it
@@ -38,10 +39,11 @@ FILE_KEYS = ("roster", "extensions", "overrides")
 
 @dataclass(frozen=True)
 class LateRule:
-    """`percent_per_day` of the score per started day after due + grace; 0 after `max_days` days."""
+    """`percent_per_day` of the score per started day after due + grace; 0 after `max_days` days.
+    max_days None: `late: none`, no penalty at all (the LMS's own late policy applies)."""
 
     percent_per_day: float
-    max_days: int
+    max_days: int | None
     grace: timedelta
 
 
@@ -165,14 +167,17 @@ def load_policy(path: str | Path) -> Policy:
     grace = reader.number(entries, "grace_minutes", "grace_minutes", 0, 7 * 24 * 60, default=0.0)
 
     late_entry = entries.get("late")
-    if late_entry is None or not isinstance(late_entry.value, dict):
-        reader.fail(late_entry.line if late_entry else None, "late",
-                    "required: a mapping such as {percent_per_day: 10, max_days: 3} "
-                    "({percent_per_day: 0, max_days: 0} accepts no late work)")
-    late = late_entry.value
-    reader.only_known(late, LATE_KEYS, "late")
-    percent = reader.number(late, "percent_per_day", "late.percent_per_day", 0, 100)
-    max_days = reader.number(late, "max_days", "late.max_days", 0, 3650, integer=True)
+    if late_entry is not None and late_entry.value == "none":
+        percent, max_days = 0.0, None
+    else:
+        if late_entry is None or not isinstance(late_entry.value, dict):
+            reader.fail(late_entry.line if late_entry else None, "late",
+                        "required: a mapping such as {percent_per_day: 10, max_days: 3} ({percent_per_day: 0, "
+                        "max_days: 0} accepts no late work), or `none` to leave lateness to the LMS")
+        late = late_entry.value
+        reader.only_known(late, LATE_KEYS, "late")
+        percent = reader.number(late, "percent_per_day", "late.percent_per_day", 0, 100)
+        max_days = reader.number(late, "max_days", "late.max_days", 0, 3650, integer=True)
 
     source, source_line = reader.text(entries, "submitted_at", "submitted_at", required=True)
     submissions = reader.file(entries, "submissions", "submissions", kind="folder")

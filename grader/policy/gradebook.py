@@ -66,8 +66,7 @@ def run_gradebook(scores_dir: Path, policy_path: Path, out: Path) -> Gradebook:
         final = apply_policy(files[name], handins.times[name], Deadline(due, name in extensions), policy.late,
                              overrides.get(name, []))
         book.written.append(final)
-        book.summary.append(_summary_row(final, "late" if _late_points(final) else "on time", due, name in extensions,
-                                         handins.times[name], policy))
+        book.summary.append(_summary_row(final, "", due, name in extensions, handins.times[name], policy))
     for name in sorted(invalid):
         book.summary.append({"submission": name, "status": "left out: " + book.left_out[name]})
     _write(book, Path(scores_dir), Path(out))
@@ -203,10 +202,11 @@ def _late_points(final: dict) -> float:
 def _summary_row(data: dict, status: str, due: datetime, extended: bool, submitted_at: datetime | None = None,
                  policy: Policy | None = None) -> dict:
     adjustments = data.get("adjustments", [])
+    days_late = started_days_late(submitted_at, due, policy.late.grace) if submitted_at else ""
     return {
-        "submission": data["submission"], "status": status,
+        "submission": data["submission"], "status": status or ("late" if days_late else "on time"),
         "submitted_at": iso(submitted_at) if submitted_at else "", "due": iso(due), "extended": "yes" if extended else "",
-        "days_late": started_days_late(submitted_at, due, policy.late.grace) if submitted_at else "",
+        "days_late": days_late,
         "raw_score": data.get("raw_score", data["score"]),
         "late_points": _late_points(data) if adjustments else "",
         "override_points": sum(a["points"] for a in adjustments if a["kind"] == OVERRIDE) if adjustments else "",
