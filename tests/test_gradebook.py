@@ -357,3 +357,17 @@ def test_late_none_leaves_lateness_to_the_lms_and_lists_it_in_the_summary(tmp_pa
     assert ada["score"] == 95 and ada["adjustments"] == [] and ada["submitted_at"] == "2026-12-09T10:00:00+08:00"
     assert (out / "summary.csv").read_text().splitlines()[1].startswith("ada,late,2026-12-09T10:00:00+08:00,"
                                                                         "2026-12-01T23:59:00+08:00,,8,")
+
+
+def test_a_grade_that_does_not_follow_from_its_adjustments_is_refused_by_the_exports(tmp_path, capsys):
+    scores, policy = course(tmp_path, {"ada": ["hvp"]}, times="ada,2026-12-03T10:00+08:00\n")
+    out = tmp_path / "final"
+    assert gradebook(capsys, scores, policy, out)[0] == 0
+    assert [s.score for s in load_score_dir(out).scores] == [72]
+    ada = final(out, "ada")
+    for broken, reason in (({**ada, "score": 90}, "raw_score and the adjustments give 72"),
+                           ({**ada, "raw_score": 95}, "$.raw_score is 95 but the exercise scores add up to 90"),
+                           ({k: v for k, v in ada.items() if k != "raw_score"}, "'raw_score' is a dependency")):
+        (out / "ada.json").write_text(json.dumps(broken))
+        (problem,) = load_score_dir(out).problems
+        assert reason in problem.reason, problem.reason
