@@ -148,7 +148,8 @@ def test_a_submission_without_a_time_is_left_out_and_listed_never_on_time(tmp_pa
     ("times.csv", "submission,submitted_at\nbob,yesterday\n", "times.csv, line 2: submitted_at: 'yesterday' is not"),
     ("times.csv", "submission,submitted_at\nbob,2026-12-01T10:00Z\nbob,2026-12-01T11:00Z\n",
      "line 3: submission 'bob' is given a time twice (also on line 2)"),
-    ("times.csv", "name,submitted_at\nbob,2026-12-01T10:00Z\n", "times.csv, line 1: the hand-in times file needs the column(s) submission"),
+    ("times.csv", "name,submitted_at\nbob,2026-12-01T10:00Z\n",
+     "times.csv, line 1: the hand-in times file needs the column(s) submission"),
 ])
 def test_bad_csv_rows_are_errors_naming_file_and_line_and_nothing_is_written(tmp_path, capsys, file, text, message):
     scores, policy = course(tmp_path, {"bob": ["hvp"]}, times="bob,2026-12-01T10:00+08:00\n")
@@ -182,7 +183,8 @@ def test_extensions_by_login_need_a_roster(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("policy, message", [
-    ("due: 2026-12-01T23:59:00+08:00\ngrace_minute: 15\n", "line 2: grace_minute: unknown key; did you mean `grace_minutes`?"),
+    ("due: 2026-12-01T23:59:00+08:00\ngrace_minute: 15\n",
+     "line 2: grace_minute: unknown key; did you mean `grace_minutes`?"),
     ("due: 2026-12-01T23:59:00\nlate: {percent_per_day: 10, max_days: 3}\nsubmitted_at: times.csv\n",
      "line 1: due: '2026-12-01T23:59:00' has no time zone"),
     ("due: 2026-12-01T23:59:00+08:00\nsubmitted_at: times.csv\n", "late: required"),

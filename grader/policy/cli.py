@@ -38,7 +38,8 @@ def cmd_gradebook(args) -> int:
         if final["adjustments"]:
             changes = "; ".join(f"{a['kind']}{' ' + a['exercise'] if 'exercise' in a else ''} {a['points']:+g}"
                                 for a in final["adjustments"])
-            print(f"  {final['submission']}: {final['raw_score']:g} -> {final['score']:g}/{final['max_score']:g} ({changes})")
+            print(f"  {final['submission']}: {final['raw_score']:g} -> {final['score']:g}/{final['max_score']:g} "
+                  f"({changes})")
     for warning in book.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if book.left_out:

@@ -58,15 +58,14 @@ def run_gradebook(scores_dir: Path, policy_path: Path, out: Path) -> Gradebook:
     for name, reason in invalid.items():
         book.left_out[name] = f"invalid score file: {reason}"
     for name in sorted(files):
-        due = extensions.get(name, policy.due)
+        deadline = Deadline(extensions.get(name, policy.due), name in extensions)
         if name not in handins.times:
             book.left_out[name] = f"no hand-in time ({handins.missing.get(name, 'not found')})"
-            book.summary.append(_summary_row(raw_view(files[name]), "left out: " + book.left_out[name], due, name in extensions))
+            book.summary.append(_summary_row(raw_view(files[name]), "left out: " + book.left_out[name], deadline))
             continue
-        final = apply_policy(files[name], handins.times[name], Deadline(due, name in extensions), policy.late,
-                             overrides.get(name, []))
+        final = apply_policy(files[name], handins.times[name], deadline, policy.late, overrides.get(name, []))
         book.written.append(final)
-        book.summary.append(_summary_row(final, "", due, name in extensions, handins.times[name], policy))
+        book.summary.append(_summary_row(final, "", deadline, handins.times[name], policy))
     for name in sorted(invalid):
         book.summary.append({"submission": name, "status": "left out: " + book.left_out[name]})
     _write(book, Path(scores_dir), Path(out))
@@ -199,13 +198,15 @@ def _late_points(final: dict) -> float:
     return sum(a["points"] for a in final["adjustments"] if a["kind"] == LATE)
 
 
-def _summary_row(data: dict, status: str, due: datetime, extended: bool, submitted_at: datetime | None = None,
+def _summary_row(data: dict, status: str, deadline: Deadline, submitted_at: datetime | None = None,
                  policy: Policy | None = None) -> dict:
+    """One row of summary.csv; `status` empty: on time or late, from the times."""
     adjustments = data.get("adjustments", [])
-    days_late = started_days_late(submitted_at, due, policy.late.grace) if submitted_at else ""
+    days_late = started_days_late(submitted_at, deadline.due, policy.late.grace) if submitted_at else ""
     return {
         "submission": data["submission"], "status": status or ("late" if days_late else "on time"),
-        "submitted_at": iso(submitted_at) if submitted_at else "", "due": iso(due), "extended": "yes" if extended else "",
+        "submitted_at": iso(submitted_at) if submitted_at else "", "due": iso(deadline.due),
+        "extended": "yes" if deadline.extended else "",
         "days_late": days_late,
         "raw_score": data.get("raw_score", data["score"]),
         "late_points": _late_points(data) if adjustments else "",
