@@ -130,13 +130,3 @@ def test_lti_passback_of_the_grades(final, platform, capsys, monkeypatch):
         assert score["gradingProgress"] == "FullyGraded"
     assert "hvp 5/5" in accepted["lti-chen-1b2c"][0]["comment"]
 
-
-def test_github_classroom_says_that_its_total_is_the_tests_not_the_grade(final, capsys):
-    """Classroom's "Points X/Y" is the sum of the runners' test scores (lms.md §10): a grade from the
-    gradebook cannot reach it, and the export says so instead of passing the raw score off as it."""
-    tmp_path, out, _ = final
-    code, _, err = run_grader(capsys, "export", "github-classroom", out / "bob.json", "--github-output", tmp_path / "o")
-    assert code == 0, err
-    assert "bob.json holds the grade 64, but GitHub Classroom adds up test scores and shows 80" in err
-    code, _, err = run_grader(capsys, "export", "github-classroom", out / "ada.json", "--github-output", tmp_path / "o")
-    assert code == 0 and "warning" not in err
