@@ -372,3 +372,12 @@ def test_a_grade_that_does_not_follow_from_its_adjustments_is_refused_by_the_exp
         (out / "ada.json").write_text(json.dumps(broken))
         (problem,) = load_score_dir(out).problems
         assert reason in problem.reason, problem.reason
+
+
+def test_a_hand_in_time_in_the_future_is_reported(tmp_path, capsys):
+    scores, policy = course(tmp_path, {"ada": [], "bob": []},
+                            times="ada,2026-11-01T10:00+08:00\nbob,2099-12-01T10:00+08:00\n")
+    code, _, err = gradebook(capsys, scores, policy, tmp_path / "final")
+    assert code == 0
+    assert "warning: bob: hand-in time 2099-12-01T10:00:00+08:00 is in the future; check its date and time zone" in err
+    assert "ada: hand-in time" not in err

@@ -54,7 +54,7 @@ def run_gradebook(scores_dir: Path, policy_path: Path, out: Path) -> Gradebook:
     extensions = read_extensions(policy, known)
     overrides = read_overrides(policy, known, files)
     handins = hand_in_times(policy, sorted(files))
-    book = Gradebook(policy, warnings=list(handins.warnings))
+    book = Gradebook(policy, warnings=list(handins.warnings) + _future_times(handins.times))
     for name, reason in invalid.items():
         book.left_out[name] = f"invalid score file: {reason}"
     for name in sorted(files):
@@ -190,6 +190,13 @@ def _maximum(row: Row, data: dict, exercise: str | None) -> float:
         raise row.error(f"exercise {exercise!r} is not in {data['submission']}'s score file"
                         + (f" (did you mean {close[0]!r}?)" if close else ""))
     return names[exercise]
+
+
+def _future_times(times: dict[str, datetime]) -> list[str]:
+    """A hand-in time after now is a wrong time zone or a wrong date (an LMS refuses it too)."""
+    now = datetime.now(timezone.utc)
+    return [f"{name}: hand-in time {iso(moment)} is in the future; check its date and time zone"
+            for name, moment in sorted(times.items()) if moment > now]
 
 
 # ----------------------------------------------------------------------------- FINAL
