@@ -16,7 +16,8 @@ from pathlib import Path
 # Modules that add commands: each defines register(commands, exports), where `commands`
 # is the top-level subparsers object and `exports` the subparsers of `grader export`.
 EXTENSIONS: list[str] = ["grader.bundle", "grader.submit", "grader.gradescope", "grader.otter", "grader.lms.cli",
-                         "grader.report.cli"]
+                         "grader.report.cli",
+                         "grader.policy.cli"]
 
 
 def _add_limit_options(p: argparse.ArgumentParser) -> None:

@@ -95,10 +95,27 @@ def add_grading_options(p) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the hidden tests' random inputs (default 0, as grader grade)")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"],
                    help="where student code runs its tensors when grading (default: cpu)")
+    p.add_argument("--max-submissions", type=int, metavar="N",
+                   help="grade at most N submissions per student (in each --window); past that a submission is not "
+                        "graded, keeps the last graded score and tells the student when the next one counts")
+    p.add_argument("--window", type=float, metavar="HOURS",
+                   help="with --max-submissions: count the graded submissions of the last HOURS hours "
+                        "(default: the whole assignment)")
+
+
+def submission_limit(args):
+    """The --max-submissions/--window limit of an export, or None."""
+    from grader.cli import UsageError
+    from grader.policy.limits import Limit
+
+    try:
+        return Limit.from_options(args.max_submissions, args.window)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def cmd_export_gradescope(args) -> int:
-    out = build_gradescope_zip(args.out, seed=args.seed, device=args.device)
+    out = build_gradescope_zip(args.out, seed=args.seed, device=args.device, limit=submission_limit(args))
     print(f"wrote {out}: upload it as the autograder of a Gradescope programming assignment; "
           f"students submit the zip that `grader submit` makes")
     return 0
@@ -122,16 +139,17 @@ def requirements_txt(autograder_dir: str = DEFAULT_ROOT) -> str:
             f"-e {autograder_dir}/source/{SOURCE_DIR}\n")
 
 
-def grading_config(seed: int, device: str) -> bytes:
-    return (json.dumps({"seed": seed, "device": device}, indent=2) + "\n").encode()
+def grading_config(seed: int, device: str, limit=None) -> bytes:
+    config = {"seed": seed, "device": device, **(limit.as_config() if limit else {})}
+    return (json.dumps(config, indent=2) + "\n").encode()
 
 
-def build_gradescope_zip(out: Path, seed: int = 0, device: str = "cpu") -> Path:
+def build_gradescope_zip(out: Path, seed: int = 0, device: str = "cpu", limit=None) -> Path:
     files = {
         "setup.sh": SETUP_SH.encode(),
         "run_autograder": RUN_AUTOGRADER.encode(),
         "requirements.txt": requirements_txt().encode(),
-        CONFIG_FILE: grading_config(seed, device),
+        CONFIG_FILE: grading_config(seed, device, limit),
         **source_files(),
     }
     return write_zip(out, files, executable=("setup.sh", "run_autograder"))
@@ -149,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(root: Path) -> dict:
     """Grade ROOT/submission and write ROOT/results/results.json; returns what was written."""
+    from grader.policy import limits
     from grader.results import write_atomic
     from grader.submission import load
 
@@ -156,11 +175,18 @@ def run(root: Path) -> dict:
     start = time.monotonic()
     try:
         config = json.loads((root / "source" / CONFIG_FILE).read_text(encoding="utf-8"))
-        protect_hidden_tests(root)
-        sub = load(submission_path(root / "submission"))
-        report = grade(sub, seed=config.get("seed", 0), device=config.get("device", "cpu"),
-                       secrets=secret_paths(root))
-        results = gradescope_results(report, time.monotonic() - start)
+        limit = limits.Limit.from_config(config)
+        verdict = limits.decide(limits.read_metadata(root), limit) if limit else None
+        if verdict and not verdict.graded:
+            results = limits.kept_results(verdict, time.monotonic() - start)
+        else:
+            protect_hidden_tests(root)
+            sub = load(submission_path(root / "submission"))
+            report = grade(sub, seed=config.get("seed", 0), device=config.get("device", "cpu"),
+                           secrets=secret_paths(root))
+            results = gradescope_results(report, time.monotonic() - start)
+            if verdict:
+                results["output"] += "\n" + verdict.note
     except Exception:
         results = crash_results(traceback.format_exc(), time.monotonic() - start)
     write_atomic(root / "results" / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
