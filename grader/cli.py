@@ -43,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--out", required=True, type=Path, help="folder for <submission>.json and summary.csv")
     grade.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="parallel graders (default: CPU count)")
     grade.add_argument("--seed", type=int, default=0, help="seed of the hidden tests' random inputs (default 0)")
-    grade.add_argument("--resume", action="store_true", help="skip submissions whose score file is done and current")
+    grade.add_argument("--resume", action="store_true", help="keep score files that are done and current (same submission, seed, device and tests); "
+                       "regrade the others and say why")
     grade.add_argument("--dask", metavar="ADDRESS", help="grade on a Dask cluster (tcp://host:8786), or 'local' "
                        "for a local cluster of --workers processes (pip install 'autograd-lab[distributed]')")
     grade.add_argument("--worker-per-module", action="store_true",
@@ -158,7 +159,7 @@ def cmd_grade(args) -> int:
                                  progress=progress, dask=args.dask)
         except GraderError as exc:
             raise UsageError(str(exc)) from None
-    print(grading_summary(summary.reports, len(summary.skipped), summary.seconds, str(args.out)))
+    print(grading_summary(summary.reports, len(summary.skipped), summary.seconds, str(args.out), summary.regraded))
     return 0
 
 

@@ -61,8 +61,10 @@ def _num(x: float) -> str:
     return f"{x:g}"
 
 
-def grading_summary(reports: list[dict], skipped: int, seconds: float, out_dir: str) -> str:
-    """After `grader grade`: count, mean score, and where submissions lost points, by exercise."""
+def grading_summary(reports: list[dict], skipped: int, seconds: float, out_dir: str,
+                    regraded: dict[str, str] | None = None) -> str:
+    """After `grader grade`: count, mean score, what --resume regraded and why, and where submissions
+    lost points, by exercise."""
     if not reports:
         return "no submissions graded"
     n = len(reports)
@@ -71,6 +73,12 @@ def grading_summary(reports: list[dict], skipped: int, seconds: float, out_dir: 
     lines = [f"graded {n - skipped} submissions in {seconds:.1f} s"
              + (f" ({skipped} unchanged, kept from an earlier run)" if skipped else "")
              + f"; mean score {mean:.2f}/{_num(max_score)}; score files in {out_dir}"]
+    if regraded:
+        reasons: dict[str, int] = {}
+        for why in regraded.values():
+            reasons[why] = reasons.get(why, 0) + 1
+        lines.append(f"--resume regraded {len(regraded)} with a score file already there: "
+                     + ", ".join(f"{count} {why}" for why, count in sorted(reasons.items(), key=lambda kv: -kv[1])))
     lost: dict[str, int] = {}
     for r in reports:
         for e in r["exercises"]:
