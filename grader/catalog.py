@@ -156,7 +156,10 @@ class Mistake:
 
     def described(self, exercise: str, **fill: str) -> dict:
         """The score file's `mistake` field: {id, en, zh}, with {arg} and the like filled in."""
-        return {"id": f"{exercise}.{self.key}", "en": self.en.format(**fill), "zh": self.zh.format(**fill)}
+        en, zh = self.en, self.zh
+        for name, value in fill.items():
+            en, zh = en.replace(f"{{{name}}}", value), zh.replace(f"{{{name}}}", value)
+        return {"id": f"{exercise}.{self.key}", "en": en, "zh": zh}
 
 
 def parse_mistakes(data: dict, exercises: set[str]) -> dict[str, dict[str, Mistake]]:

@@ -71,9 +71,9 @@ def mlp_graph(x: torch.Tensor, w1: torch.Tensor, b1: torch.Tensor, w2: torch.Ten
 
 
 def diamond_graph(x: torch.Tensor) -> torch.Tensor:
-    """One node feeds several paths: it must be counted once."""
+    """One node feeds several paths: it must be counted once. (Two Muls: no answer of all ones fits.)"""
     a = _leaf(x).exp()
-    return (a * a.sin() + a).sum()
+    return (a * a.sin() + a * 2).sum()
 
 
 def chain_graph(x: torch.Tensor, length: int) -> torch.Tensor:

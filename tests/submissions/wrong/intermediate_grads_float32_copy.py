@@ -1,7 +1,8 @@
 """Calls .float() on the copies "to be safe", so float64 inputs get float32 gradients back."""
 EXERCISE = "intermediate_grads"
 MODULE = "graph.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "intermediate_grads.float32_result"
 
 import torch
 

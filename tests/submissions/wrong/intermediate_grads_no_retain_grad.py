@@ -2,6 +2,7 @@
 EXERCISE = "intermediate_grads"
 MODULE = "graph.py"
 PUBLIC = "fail"
+MISTAKE = "intermediate_grads.no_retain_grad"
 
 import torch
 
