@@ -6,13 +6,13 @@ what every test is worth, public and hidden apart, and which tests are the exerc
 
     partial_grads:
       module: grad.py
-      general: [test_partial_grads_random]   # the general case: random inputs, answers no constant fits
+      general: [test_partial_grads_on_random_inputs]   # the general case: random inputs, answers no constant fits
       public:
         test_partial_grads_lecture: 1        # points of the test (shared by its parameter cases)
         test_partial_grads_docstring: 0      # a check without points (the docstring's examples)
       hidden:
-        test_partial_grads_random: 2
-        test_partial_grads_unused_input: 1.5
+        test_partial_grads_on_random_inputs: 2
+        test_partial_grads_edge_case: 1.5
 
 The scoring rule, "no points without work" (grader.md, Rules of scoring): a test that is not one of
 its exercise's `general` tests earns its points only when every general test of the exercise earned

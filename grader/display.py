@@ -55,15 +55,15 @@ def wrap(text: str, width: int, indent: str = "", subsequent: str | None = None)
 
 
 def terminal_width() -> int:
-    """COLUMNS when set, else the terminal's width (80 when there is none), never below 60."""
-    return max(60, shutil.get_terminal_size((80, 24)).columns)
+    """COLUMNS when set, else the terminal's width (80 when there is none), never below the table's 64."""
+    return max(64, shutil.get_terminal_size((80, 24)).columns)
 
 
 def check_table(report: dict, path: str, width: int | None = None) -> str:
     """The result of `grader check`: a line per exercise, a line for its docstring's examples, and under
     a failure what went wrong and a hint."""
     width = width or terminal_width()
-    columns = (16, 28, 10)
+    columns = (16, 26, 8)  # module, exercise, checks; then the result, 12 at most: 64 columns
     lines = [
         f"autograd-lab check: {path}",
         *wrap("Public tests only; hidden tests with other inputs run when your work is graded.", width),

@@ -72,7 +72,7 @@ def test_accumulate_microbatches_float64(submission):
     close(result_tensor(call, returned(call), "the gradient", like=w), torch.tensor([28.0 / 3]), "the gradient")
 
 
-def test_gd_fit_zero_steps_copy(submission):
+def test_gd_fit_returns_a_copy(submission):
     """steps = 0 returns a copy of w0, never w0 itself.
     steps = 0 时返回 w0 的副本，而不是 w0 本身。"""
     X, Y, w0 = torch.tensor([[1.0]]), torch.tensor([2.0]), torch.tensor([0.5])

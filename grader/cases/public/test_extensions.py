@@ -78,7 +78,7 @@ def test_smooth_abs_other_eps(submission):
           mistakes={"eps_squared": torch.tensor([0.0, 1 / math.sqrt(1.0625)])})
 
 
-def test_frozen_predict_reusable_later(submission):
+def test_frozen_predict_feeds_a_later_backward(submission):
     """The prediction can feed a later backward (torch.no_grad() or detach(), not torch.inference_mode()), and
     gradient recording is on again after the call.
     预测值可以用于之后的 backward（用 torch.no_grad() 或 detach()，不要用 torch.inference_mode()），且调用结束后梯度记录已恢复。"""

@@ -71,7 +71,7 @@ def test_jacobian_rows_docstring(submission):
     docstring_examples(submission, "jacobian_rows")
 
 
-def test_partial_grads_unused_inputs(submission):
+def test_partial_grads_zeros_for_unused(submission):
     """An input f does not use gets a zero gradient (never None, never an error), also when f uses neither.
     f 没用到的输入梯度为全零（不能是 None，也不能报错），f 两个输入都不用时也是如此。"""
     x, y = torch.tensor([1.0, 2.0]), torch.tensor([0.5, 0.25, 1.0])
@@ -96,7 +96,7 @@ def test_nth_derivative_edge_cases(submission):
     raised(submission.call("nth_derivative", Fn("sin"), x, -1), "ValueError", mistake="negative_n_accepted")
 
 
-def test_hvp_linear_and_constant_f(submission):
+def test_hvp_zeros_for_linear_f(submission):
     """For a linear or a constant f, H @ v is zeros: never None, never an error.
     f 为线性函数或常数时 H @ v 为全零：不能是 None，也不能报错。"""
     x, v = torch.tensor([1.0, 2.0]), torch.tensor([1.0, 1.0])
@@ -106,7 +106,7 @@ def test_hvp_linear_and_constant_f(submission):
         close(result_tensor(call, value, "H @ v", like=x), torch.zeros(2), "H @ v")
 
 
-def test_jacobian_rows_constant_and_float64(submission):
+def test_jacobian_rows_zeros_and_float64(submission):
     """A constant f gives a (m, n) matrix of zeros; a float64 x gives a float64 Jacobian.
     常数函数得到 (m, n) 的全零矩阵；float64 的 x 得到 float64 的雅可比矩阵。"""
     x = torch.tensor([1.0, 2.0, 3.0])
