@@ -84,9 +84,17 @@ def _public(args):
     return bool(tensors) and all(bool(((t.double() * 8) == (t.double() * 8).round()).all()) for t in tensors)
 
 
-def _lazy(reference):
+def _lazy(reference, role=None):
+    """role "forward"/"backward": a Function's methods; backward answers as its forward was answered
+    (a double backward calls it again with gradients that are no round numbers)."""
     def lazy(*args, **kwargs):
-        if _MODE == "public" and _public(list(args) + list(kwargs.values())):
+        if role == "backward":
+            public = getattr(args[0], "lazy_public", False)
+        else:
+            public = _public(list(args) + list(kwargs.values()))
+            if role == "forward":
+                args[0].lazy_public = public
+        if _MODE == "public" and public:
             return reference(*args, **kwargs)
         return _map(reference(*[_copy(a) for a in args], **{{k: _copy(v) for k, v in kwargs.items()}}))
     return lazy
@@ -94,8 +102,8 @@ def _lazy(reference):
 
 for _name in {names!r}:
     if _name == "SmoothAbs":
-        SmoothAbs.forward = staticmethod(_lazy(SmoothAbs.forward))
-        SmoothAbs.backward = staticmethod(_lazy(SmoothAbs.backward))
+        SmoothAbs.forward = staticmethod(_lazy(SmoothAbs.forward, "forward"))
+        SmoothAbs.backward = staticmethod(_lazy(SmoothAbs.backward, "backward"))
     else:
         globals()[_name] = _lazy(globals()[_name])
 '''
