@@ -9,7 +9,6 @@ from types import SimpleNamespace
 import pytest
 
 from grader import catalog, results, scoring
-from grader.catalog import TestSpec
 from grader.runner import Options, grade_many
 
 from conftest import make_submission
@@ -49,7 +48,7 @@ def test_fixed_answers_for_the_public_inputs_pass_grader_check_and_earn_nothing(
 
 
 def outcome(exercise: str, name: str, status: str, points: float = 1.0):
-    return SimpleNamespace(spec=TestSpec(name, exercise, "hidden", points), points=points, status=status, message="")
+    return SimpleNamespace(spec=catalog.TestSpec(name, exercise, "hidden", points), points=points, status=status, message="")
 
 
 def test_the_rule_withholds_what_a_test_earns_without_the_general_case():
