@@ -16,6 +16,7 @@ import pytest
 import torch
 from _pytest.reports import TestReport
 
+from grader import catalog
 from grader.catalog import Catalog, CatalogError, TestSpec
 from grader.proxy import CallTimeout, StudentCode, SubmissionUnavailable, WorkerFault
 
@@ -31,6 +32,7 @@ class TestOutcome:
     message: str = "the test did not run"
     hint: str = ""
     duration_s: float = 0.0
+    mistake: dict | None = None  # {id, en, zh}: the known learner mistake the failure matched
 
     @property
     def score(self) -> float:
@@ -118,7 +120,12 @@ class GradingPlugin:
             if status == "passed" and call.when == "call":
                 outcome.status, outcome.message = "passed", ""
             elif status == "failed" and (call.when == "call" or outcome.status in ("passed", "error")):
-                outcome.status, outcome.message = classify(excinfo, outcome.spec.visibility == "visible")
+                try:
+                    outcome.status, outcome.message, outcome.mistake = classify(
+                        excinfo, outcome.spec.visibility == "visible", outcome.spec.exercise)
+                except CatalogError as exc:  # a test names a mistake mistakes.yaml lacks: the cases are wrong
+                    self.errors.append(str(exc))
+                    outcome.status, outcome.message = "error", str(exc)
             elif skipped:
                 outcome.status, outcome.message = "error", f"skipped: {excinfo.value}"
         longrepr = None
@@ -140,22 +147,29 @@ def split_points(points: float, n: int) -> list[float]:
     return [(base + (1 if i < extra else 0)) / 10_000 for i in range(n)]
 
 
-def classify(excinfo, visible: bool) -> tuple[str, str]:
-    """Status and message for a test that did not pass. Hidden tests show no values."""
+def classify(excinfo, visible: bool, exercise: str) -> tuple[str, str, dict | None]:
+    """Status, message and known mistake ({id, en, zh} or None) for a test that did not pass.
+    Hidden tests show no values."""
     exc = excinfo.value if excinfo is not None else None
     if isinstance(exc, CallTimeout):
-        return "timeout", _clip(str(exc))
-    if isinstance(exc, (WorkerFault, SubmissionUnavailable)):
-        return "error", _clip(str(exc))
+        return "timeout", _clip(f"{exc} / 超时：学生代码没有在时间限制内返回（死循环？）"), None
+    if isinstance(exc, SubmissionUnavailable):
+        return "error", _clip(f"{exc} / 无法调用：模块缺失、缺少该函数，或导入失败"), None
+    if isinstance(exc, WorkerFault):
+        return "error", _clip(f"{exc} / 运行学生代码的进程出错（崩溃、超出内存或输出大小限制）"), None
     reason = getattr(exc, "reason", None)
     if reason is not None:  # grader.cases.kit.Fail: a reason always, the details only when visible
         detail = getattr(exc, "detail", "")
-        return "failed", _clip(reason + (f"\n{detail}" if visible and detail else ""))
+        mistake = None
+        if getattr(exc, "mistake", None):
+            mistake = catalog.mistake(exercise, exc.mistake).described(exercise, **exc.fill)
+            reason += f"\n{mistake['en']} / {mistake['zh']}"
+        return "failed", _clip(reason + (f"\n{detail}" if visible and detail else "")), mistake
     if isinstance(exc, AssertionError):
-        return "failed", _clip(str(exc)) if visible else "a hidden check failed"
+        return "failed", (_clip(str(exc)) if visible else "a hidden check failed / 一项隐藏检查未通过"), None
     name = type(exc).__name__ if exc is not None else "unknown"
-    return "error", _clip(f"the test itself failed ({name}: {exc})") if visible else \
-        f"the test could not check the result ({name})"
+    return "error", (_clip(f"the test itself failed ({name}: {exc})") if visible else
+                     f"the test could not check the result ({name}) / 测试无法检查结果"), None
 
 
 def _clip(text: str) -> str:

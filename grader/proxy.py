@@ -242,13 +242,14 @@ class StudentCode:
         except CallTimeout:
             if not full_timeout:  # the submission's budget ran out, not the import's own time
                 raise
-            self.fatal_modules[module] = f"importing {module}.py did not finish in time (an infinite loop at import?)"
+            self.fatal_modules[module] = (f"importing {module}.py did not finish in time (an infinite loop at import?) "
+                                          f"/ 导入 {module}.py 超时（导入时有死循环？）")
             raise SubmissionUnavailable(self.fatal_modules[module]) from None
         except Tampered as exc:
             self.fatal_modules[module] = f"importing {module}.py: {exc}; its exercises score 0"
             raise SubmissionUnavailable(self.fatal_modules[module]) from None
         except WorkerFault as exc:
-            self.fatal_modules[module] = f"importing {module}.py killed the worker: {exc}"
+            self.fatal_modules[module] = f"importing {module}.py killed the worker: {exc} / 导入 {module}.py 时进程终止"
             raise SubmissionUnavailable(self.fatal_modules[module]) from None
         if body.get("outcome") != "imported":
             # An import that raised is cached by the worker; it costs this module's exercises only.
@@ -456,7 +457,7 @@ def _unavailable_message(module: str, body: dict) -> str:
     kind, message = str(exc.get("type", "Error"))[:100], str(exc.get("message", ""))[:500]
     if body.get("outcome") == "missing":
         return message or f"missing in {module}.py"
-    return f"{module}.py could not be imported: {kind}: {message}"
+    return f"{module}.py could not be imported: {kind}: {message} / 无法导入 {module}.py"
 
 
 def _describe_end(status: str, exc: BaseException) -> str:

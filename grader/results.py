@@ -69,6 +69,8 @@ def test_entry(o) -> dict:
     }
     if o.status != "passed" and o.hint:
         entry["hint"] = o.hint
+    if o.status != "passed" and o.mistake:
+        entry["mistake"] = o.mistake
     return entry
 
 
