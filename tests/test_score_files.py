@@ -154,3 +154,26 @@ def test_a_dying_pool_process_loses_no_submission(tmp_path):
     for i in range(6):
         report = json.loads((tmp_path / "out" / f"s{i}.json").read_text())
         assert report["score"] == 100, report.get("submission_errors")
+
+
+def test_version_1_0_files_are_still_read_and_an_unknown_version_is_refused(graded, tmp_path):
+    """1.1 added optional fields only (tests_sha256, mistake, the gradebook's): a 1.0 file, as earlier
+    graders wrote it, still validates and exports; a version this grader does not know is refused."""
+    out, _, _ = graded
+    report = json.loads((out / "wrong.json").read_text())
+    assert report["schema_version"] == results.SCHEMA_VERSION == "1.1"
+    old = json.loads(json.dumps(report))
+    old["schema_version"] = "1.0"
+    old.pop("tests_sha256", None)
+    for exercise in old["exercises"]:
+        for test in exercise["tests"]:
+            test.pop("mistake", None)
+    assert results.validate(old) == []
+    folder = tmp_path / "old"
+    folder.mkdir()
+    (folder / "wrong.json").write_text(json.dumps(old))
+    assert load_score_dir(folder).problems == []
+    old["schema_version"] = "2.0"
+    assert results.validate(old) != []
+    (folder / "wrong.json").write_text(json.dumps(old))
+    assert load_score_dir(folder).problems != []

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from grader.lms import LmsError
+from grader.results import READABLE_SCHEMA_VERSIONS
 from grader.safetext import clean_text
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "score.schema.json"
@@ -302,8 +303,8 @@ def _minimal_errors(data: Any) -> list[str]:
     if not isinstance(data, dict):
         return ["$: not a JSON object"]
     errors = []
-    if data.get("schema_version") != "1.0":
-        errors.append("$.schema_version: must be '1.0'")
+    if data.get("schema_version") not in READABLE_SCHEMA_VERSIONS:
+        errors.append(f"$.schema_version: must be one of {', '.join(READABLE_SCHEMA_VERSIONS)}")
     if not isinstance(data.get("submission"), str) or not data["submission"].strip():
         errors.append("$.submission: missing or empty")
     for key, positive in (("score", False), ("max_score", True)):
