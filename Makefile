@@ -1,5 +1,6 @@
 # Two commands do all the set-up on a fresh machine (see README.md):
-#   make demo   install, then grade the bundled sample submissions into out/
+#   make demo   install, grade the bundled sample submissions into out/, then write the class
+#               report (out/report.html) and one feedback page per submission (out/feedback/)
 #   make test   install, then check the layout's import contracts and run the whole test suite
 # Both install into .venv with a CPU build of torch (TORCH= to change the pin).
 
@@ -22,6 +23,8 @@ $(VENV)/.installed: pyproject.toml
 demo: setup
 	$(PY) bench/make_submissions.py --out $(SAMPLES) --copies 1
 	$(VENV)/bin/grader grade $(SAMPLES) --out out
+	$(VENV)/bin/grader report out --out out/report.html
+	$(VENV)/bin/grader feedback out --out out/feedback
 
 test: setup
 	$(VENV)/bin/lint-imports

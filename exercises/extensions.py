@@ -38,7 +38,16 @@ class SmoothAbs(torch.autograd.Function):
     forward expression inside backward is not the exercise. Forward must not modify ``x``.
 
     Example: x = [0., 1.], eps = 1.: y = [1.0000, 1.4142], dy/dx = [0.0000, 0.7071], and the
-    second derivative eps / y ** 3 = [1.0000, 0.3536].
+    second derivative eps / y ** 3 = [1.0000, 0.3536]:
+
+    >>> x = torch.tensor([0., 1.], dtype=torch.float64, requires_grad=True)
+    >>> y = SmoothAbs.apply(x, 1.)
+    >>> (g,) = torch.autograd.grad(y.sum(), x, create_graph=True)
+    >>> (h,) = torch.autograd.grad(g.sum(), x)
+    >>> torch.stack([y, g, h]).detach().round(decimals=4)
+    tensor([[1.0000, 1.4142],
+            [0.0000, 0.7071],
+            [1.0000, 0.3536]], dtype=torch.float64)
 
     平滑绝对值 ``sqrt(x ** 2 + eps)``（逐元素），反向传播需手写。用法 ``SmoothAbs.apply(x, eps)``
     （``eps`` 为正浮点数，测试中介于 1e-3 与 1 之间）。需要编写两个静态方法：``forward(ctx, x, eps)``

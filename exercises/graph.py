@@ -90,7 +90,7 @@ def make_leaf(t: Tensor, dtype: torch.dtype | None = None,
 def intermediate_grads(x: Tensor, w: Tensor, b: Tensor) -> dict[str, Tensor]:
     """Gradients of a small network's loss with respect to intermediates and parameters.
 
-    Compute ``z = x @ w + b``, ``a = torch.relu(z)``, ``loss = (a ** 2).mean()`` and return
+    Compute ``z = x @ w + b``, ``a = torch.relu(z)``, ``loss = ((a - 1) ** 2).mean()`` and return
     ``{"z": dloss/dz, "a": dloss/da, "w": dloss/dw, "b": dloss/db}``. Intended route: make leaf
     copies of w and b, call ``retain_grad()`` on the intermediates z and a, and run ONE
     ``loss.backward()``. (Without ``retain_grad()`` the ``.grad`` of a non-leaf is ``None``.)
@@ -102,19 +102,22 @@ def intermediate_grads(x: Tensor, w: Tensor, b: Tensor) -> dict[str, Tensor]:
     Conventions: arguments unchanged (values, requires_grad, .grad, ._version); returned
     tensors detached, on the arguments' device, of their dtype.
 
-    Check by hand: da = 2a / a.numel(), dz = da * (z > 0), dw = x.T @ dz, db = dz.sum(0).
+    Check by hand: da = 2 (a - 1) / a.numel(), dz = da * (z > 0), dw = x.T @ dz, db = dz.sum(0).
+    dz and da differ wherever z <= 0: relu's backward passes no gradient there.
 
     >>> g = intermediate_grads(torch.tensor([[2.], [-1.]]), torch.tensor([[1.]]),
     ...                        torch.tensor([0.]))
     >>> g["z"].tolist(), g["a"].tolist(), g["w"].tolist(), g["b"].tolist()
-    ([[2.0], [0.0]], [[2.0], [0.0]], [[4.0]], [2.0])
+    ([[1.0], [0.0]], [[1.0], [-1.0]], [[2.0]], [1.0])
 
-    计算 ``z = x @ w + b``、``a = torch.relu(z)``、``loss = (a ** 2).mean()``，返回
+    计算 ``z = x @ w + b``、``a = torch.relu(z)``、``loss = ((a - 1) ** 2).mean()``，返回
     ``{"z": dloss/dz, "a": dloss/da, "w": dloss/dw, "b": dloss/db}``。推荐做法：为 w、b 建叶子副本，
     对中间结果 z、a 调用 ``retain_grad()``，只调用一次 ``loss.backward()``（不调用
     ``retain_grad()`` 时非叶子节点的 ``.grad`` 为 ``None``）。形状：x 为 (n, d)，w 为 (d, k)，
     b 为 (k,)，均不需要梯度。约定：参数不得修改（数值、requires_grad、.grad、._version）；
-    返回的张量已 detach，设备与 dtype 同参数。手算公式见上；示例中 z = [[2], [-1]]。
+    返回的张量已 detach，设备与 dtype 同参数。手算：da = 2 (a - 1) / a.numel()，dz = da * (z > 0)，
+    dw = x.T @ dz，db = dz.sum(0)；在 z <= 0 处 dz 与 da 不同：relu 的反向传播在那里不传递梯度。
+    示例中 z = [[2], [-1]]，a - 1 = [[1], [-1]]。
     """
     raise NotImplementedError("intermediate_grads: not implemented yet / 尚未实现")
 

@@ -111,7 +111,10 @@ def shifted_sigmoid_and_grad(x: Tensor, shift: float) -> tuple[Tensor, Tensor]:
     on ``x``'s device, of its dtype.
 
     Expected after the repair: x = [0., 2.], shift = 1. gives
-    s = [1.5000, 1.8808] and g = [0.2500, 0.1050].
+    s = [1.5000, 1.8808] and g = [0.2500, 0.1050]:
+
+    >>> shifted_sigmoid_and_grad(torch.tensor([0., 2.]), 1.)
+    (tensor([1.5000, 1.8808]), tensor([0.2500, 0.1050]))
 
     修复题：下面的代码看似正确，运行却会报错；请找出原因并修复。任务：返回 ``(s, g)``，其中
     ``s = torch.sigmoid(x) + shift``，``g = d(s.sum())/dx``（手算为 ``sigmoid(x) * (1 - sigmoid(x))``，

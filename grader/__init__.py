@@ -9,4 +9,10 @@ the CLI, test cases, solutions or heavy modules (a worker holds `grader`, `grade
 and `grader.sandboxed.*` only: tests/test_layout.py).
 """
 
+import warnings
+
 __version__ = "0.1.0"
+
+# Students install torch without NumPy (grader.md): torch then warns "Failed to initialize NumPy" at
+# import, in every process. The grader never uses NumPy; the warning would only alarm them.
+warnings.filterwarnings("ignore", message=r"Failed to initialize NumPy", category=UserWarning)

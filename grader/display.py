@@ -1,46 +1,104 @@
 """What people read in the terminal: the student's check table and the instructor's summary.
 
 Plain text that works in any terminal (students install no UI library); every line a
-student reads is in English and 简体中文.
+student reads is in English and 简体中文. Columns and wrapping count display width (a Chinese
+character takes two columns) and fit the terminal (COLUMNS, else its size).
 """
 
 from __future__ import annotations
 
-import textwrap
+import re
+import shutil
+import unicodedata
+
+from grader.safetext import clean_text
 
 STATUS_WORD = {"passed": "PASS 通过", "failed": "FAIL 未通过", "error": "ERROR 错误", "timeout": "TIMEOUT 超时"}
+DOCSTRING_SUFFIX = "_docstring"
 
 
-def check_table(report: dict, path: str, width: int = 100) -> str:
-    """The result of `grader check`: one line per exercise, and under a failure what went wrong and a hint."""
+def display_width(text: str) -> int:
+    """Columns `text` takes in a terminal: two for wide and full-width characters, none for combining ones."""
+    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+               for ch in text)
+
+
+def pad(text: str, width: int) -> str:
+    return text + " " * max(0, width - display_width(text))
+
+
+_TOKENS = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\u3000-\u303f]|[^\s\u2e80-\u9fff\uff00-\uffef\u3000-\u303f]+|\s+")
+
+
+def wrap(text: str, width: int, indent: str = "", subsequent: str | None = None) -> list[str]:
+    """Greedy wrapping by display width: breaks at spaces, and between Chinese characters."""
+    subsequent = indent if subsequent is None else subsequent
+    lines, line, prefix = [], "", indent
+    for token in _TOKENS.findall(text):
+        if token.isspace():
+            if line:
+                line += " "
+            continue
+        while display_width(prefix + line + token) > width and (line or display_width(prefix + token) > width):
+            if line:
+                lines.append(prefix + line.rstrip())
+                line, prefix = "", subsequent
+                continue
+            room = max(1, width - display_width(prefix))  # a single token longer than a line: cut it
+            cut = 0
+            while cut < len(token) and display_width(token[: cut + 1]) <= room:
+                cut += 1
+            lines.append(prefix + token[: max(cut, 1)])
+            token, prefix = token[max(cut, 1):], subsequent
+        line += token
+    if line or not lines:
+        lines.append(prefix + line.rstrip())
+    return lines
+
+
+def terminal_width() -> int:
+    """COLUMNS when set, else the terminal's width (80 when there is none), never below the table's 64."""
+    return max(64, shutil.get_terminal_size((80, 24)).columns)
+
+
+def check_table(report: dict, path: str, width: int | None = None) -> str:
+    """The result of `grader check`: a line per exercise, a line for its docstring's examples, and under
+    a failure what went wrong and a hint."""
+    width = width or terminal_width()
+    columns = (16, 26, 8)  # module, exercise, checks; then the result, 12 at most: 64 columns
     lines = [
         f"autograd-lab check: {path}",
-        "Public tests only; hidden tests with other inputs run when your work is graded.",
-        "只运行公开测试；评分时还会用其他输入运行隐藏测试。",
+        *wrap("Public tests only; hidden tests with other inputs run when your work is graded.", width),
+        *wrap("只运行公开测试；评分时还会用其他输入运行隐藏测试。", width),
         "",
-        f"  {'module':<16}{'exercise':<28}{'public tests':<14}result",
-        f"  {'-' * 16}{'-' * 28}{'-' * 14}{'-' * 12}",
+        "  " + "".join(pad(h, w) for h, w in zip(("module", "exercise", "checks"), columns)) + "result",
+        "  " + "".join("-" * (w - 1) + " " for w in columns) + "-" * 12,
     ]
     module = None
     for exercise in report["exercises"]:
-        passed = sum(1 for t in exercise["tests"] if t["status"] == "passed")
-        total = len(exercise["tests"])
-        worst = next((t["status"] for t in exercise["tests"] if t["status"] != "passed"), "passed")
+        tests = [t for t in exercise["tests"] if not t["name"].split("[")[0].endswith(DOCSTRING_SUFFIX)]
+        examples = [t for t in exercise["tests"] if t["name"].split("[")[0].endswith(DOCSTRING_SUFFIX)]
         shown_module = exercise["module"] if exercise["module"] != module else ""
         module = exercise["module"]
-        lines.append(f"  {shown_module:<16}{exercise['name']:<28}{f'{passed}/{total}':<14}{STATUS_WORD[worst]}")
-        for test in exercise["tests"]:
-            if test["status"] != "passed":
-                lines += _failure_lines(test, width)
+        for label, group, first in ((exercise["name"], tests, shown_module), ("  docstring examples", examples, "")):
+            if not group:
+                continue
+            passed = sum(1 for t in group if t["status"] == "passed")
+            worst = next((t["status"] for t in group if t["status"] != "passed"), "passed")
+            lines.append("  " + pad(first, columns[0]) + pad(label, columns[1]) + pad(f"{passed}/{len(group)}", columns[2])
+                         + STATUS_WORD[worst])
+            for test in group:
+                if test["status"] != "passed":
+                    lines += _failure_lines(test, width)
     for problem in report.get("submission_errors", []):
-        lines.append(f"  ! {problem}")
+        lines += wrap(problem, width, "  ! ", "    ")
     exercises_ok = sum(1 for e in report["exercises"] if all(t["status"] == "passed" for t in e["tests"]))
     lines += [
         "",
-        f"{exercises_ok} of {len(report['exercises'])} exercises pass their public tests "
-        f"({_num(report['score'])}/{_num(report['max_score'])} public points).",
-        f"{len(report['exercises'])} 道题中有 {exercises_ok} 道通过了公开测试"
-        f"（公开测试得分 {_num(report['score'])}/{_num(report['max_score'])}）。",
+        *wrap(f"{exercises_ok} of {len(report['exercises'])} exercises pass their public checks "
+              f"({_num(report['score'])}/{_num(report['max_score'])} public points).", width),
+        *wrap(f"{len(report['exercises'])} 道题中有 {exercises_ok} 道通过了公开检查"
+              f"（公开测试得分 {_num(report['score'])}/{_num(report['max_score'])}）。", width),
     ]
     return "\n".join(lines)
 
@@ -48,12 +106,12 @@ def check_table(report: dict, path: str, width: int = 100) -> str:
 def _failure_lines(test: dict, width: int) -> list[str]:
     out = [f"      x {test['name']}: {test['status']}"]
     for paragraph in test["message"].splitlines():
-        out += textwrap.wrap(paragraph, width, initial_indent="        ", subsequent_indent="          ") or [""]
+        out += wrap(paragraph, width, "        ", "          ")
     if test.get("hint"):
         hint = test["hint"].splitlines()
-        out += textwrap.wrap(hint[0], width, initial_indent="        checks: ", subsequent_indent="                ")
+        out += wrap(hint[0], width, "        checks: ", "                ")
         for line in hint[1:]:
-            out += textwrap.wrap(line, width, initial_indent="                ", subsequent_indent="                ")
+            out += wrap(line, width, "                ")
     return out
 
 
@@ -61,8 +119,10 @@ def _num(x: float) -> str:
     return f"{x:g}"
 
 
-def grading_summary(reports: list[dict], skipped: int, seconds: float, out_dir: str) -> str:
-    """After `grader grade`: count, mean score, and where submissions lost points, by exercise."""
+def grading_summary(reports: list[dict], skipped: int, seconds: float, out_dir: str,
+                    regraded: dict[str, str] | None = None) -> str:
+    """After `grader grade`: count, mean score, what --resume regraded and why, and where submissions
+    lost points, by exercise."""
     if not reports:
         return "no submissions graded"
     n = len(reports)
@@ -71,6 +131,12 @@ def grading_summary(reports: list[dict], skipped: int, seconds: float, out_dir: 
     lines = [f"graded {n - skipped} submissions in {seconds:.1f} s"
              + (f" ({skipped} unchanged, kept from an earlier run)" if skipped else "")
              + f"; mean score {mean:.2f}/{_num(max_score)}; score files in {out_dir}"]
+    if regraded:
+        reasons: dict[str, int] = {}
+        for why in regraded.values():
+            reasons[why] = reasons.get(why, 0) + 1
+        lines.append(f"--resume regraded {len(regraded)} with a score file already there: "
+                     + ", ".join(f"{count} {why}" for why, count in sorted(reasons.items(), key=lambda kv: -kv[1])))
     lost: dict[str, int] = {}
     for r in reports:
         for e in r["exercises"]:
@@ -83,8 +149,8 @@ def grading_summary(reports: list[dict], skipped: int, seconds: float, out_dir: 
     problems = [r for r in reports if r.get("submission_errors")]
     if problems:
         lines.append(f"{len(problems)} submissions have problems (missing modules, import errors, rejected files):")
-        for r in problems[:10]:
-            lines.append(f"  {r['submission']}: {r['submission_errors'][0]}")
+        for r in problems[:10]:  # a submission's text, printed where a CI runner may read commands in it
+            lines.append("  " + clean_text(f"{r['submission']}: {r['submission_errors'][0]}", limit=300, one_line=True))
         if len(problems) > 10:
             lines.append(f"  ... and {len(problems) - 10} more (see summary.csv)")
     return "\n".join(lines)

@@ -42,7 +42,7 @@ def intermediate_grads(x: Tensor, w: Tensor, b: Tensor) -> dict[str, Tensor]:
     # non-leaf gradients are freed after backward unless retained
     z.retain_grad()
     a.retain_grad()
-    loss = (a ** 2).mean()
+    loss = ((a - 1) ** 2).mean()
     loss.backward()
     return {"z": z.grad, "a": a.grad, "w": w.grad, "b": b.grad}
 

@@ -60,6 +60,36 @@ def make_score(submission: str, failed: Iterable[str] = (), status: str = "faile
     return data
 
 
+def score_from_points(submission: str, exercises: list) -> dict:
+    """A score file from [name, module, [[score, max_score], ...]] per exercise (real engine points)."""
+    data = make_score(submission)
+    data["exercises"] = []
+    for name, module, tests in exercises:
+        data["exercises"].append({
+            "name": name, "module": module, "score": round(sum(t[0] for t in tests), 4),
+            "max_score": round(sum(t[1] for t in tests), 4),
+            "tests": [{"name": f"test_{i}", "status": "passed" if got == most else "failed", "score": got,
+                       "max_score": most, "visibility": "visible" if i == 0 else "hidden",
+                       "message": "" if got == most else "wrong", "duration_s": 0.01}
+                      for i, (got, most) in enumerate(tests)]})
+    data["score"] = round(sum(e["score"] for e in data["exercises"]), 4)
+    data["max_score"] = round(sum(e["max_score"] for e in data["exercises"]), 4)
+    VALIDATOR.validate(data)
+    return data
+
+
+def adjusted(data: dict, *adjustments: tuple[str, float, str], submitted_at: str | None = None) -> dict:
+    """`data` as `grader gradebook` writes it: raw_score, adjustments, the clamped adjusted score."""
+    data = {**data, "raw_score": data["score"],
+            "adjustments": [{"kind": k, "points": p, "reason": r} for k, p, r in adjustments]}
+    total = data["raw_score"] + sum(a["points"] for a in data["adjustments"])
+    data["score"] = min(max(total, 0), data["max_score"])
+    if submitted_at is not None:
+        data["submitted_at"] = submitted_at
+    VALIDATOR.validate(data)
+    return data
+
+
 def write_scores(directory: Path, submissions: dict[str, Iterable[str]]) -> Path:
     """DIR/<submission>.json for each, plus a summary.csv as `grader grade` writes."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -109,6 +139,9 @@ def run_grader(capsys, *args) -> tuple[int, str, str]:
     from grader.cli import main
 
     capsys.readouterr()
-    code = main([str(a) for a in args])
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as exc:  # argparse refuses an argument: usage error, exit status 2
+        code = exc.code
     out, err = capsys.readouterr()
     return code, out, err

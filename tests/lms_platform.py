@@ -13,9 +13,21 @@ them and records every breach in `violations` (the tests require it to stay empt
 - score post: path is the line item's path + `/scores` with the line item's query string kept;
   `Content-Type: application/vnd.ims.lis.v1.score+json`; the body validates against the AGS
   score schema (shared/research/schemas/lti_ags_score.schema.json, with date-time formats);
-  `timestamp` has sub-second precision and is later than the last one accepted for the user
-  (else 409, as Moodle answers); `Completed` / `FullyGraded`; the Bearer token grants `score`
-  (lti1p3platform accepts a token with any AGS scope on any AGS endpoint).
+  `timestamp` has sub-second precision; `Completed` / `FullyGraded`; the Bearer token grants
+  `score` (lti1p3platform accepts a token with any AGS scope on any AGS endpoint).
+
+And it learns the rules of the platforms the passback is for (not violations: answers):
+- Moodle (`mod/lti/service/gradebookservices/classes/local/resources/scores.php`): the grade
+  keeps `strtotime($score->timestamp)`, whole seconds, and a post whose timestamp is not in a
+  later second than the last accepted one gets 409 "Refusing score with an earlier timestamp";
+- Canvas (`app/controllers/lti/ims/scores_controller.rb`): a post is a new submission attempt
+  unless the extension `https://canvas.instructure.com/lti/submission` says
+  `new_submission: false` (or `submission_type: none`); the attempt is submitted at
+  `submission.submittedAt`, else the top-level `submittedAt`, else the extension's
+  `submitted_at`, else now; a submittedAt more than a minute ahead gets 400; with
+  `allowed_attempts` used up a new attempt gets 422; a score with a comment adds a submission
+  comment; the submission is late when its last attempt was submitted after `due_at`.
+  `canvas[user]` holds what Canvas would show: attempts, late, comments, score.
 
 The line items container (GET, scope lineitem.readonly) is lti1p3platform's own handler.
 
@@ -29,7 +41,8 @@ from __future__ import annotations
 import json
 import re
 import threading
-from datetime import datetime
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -46,6 +59,7 @@ from lti1p3platform.score import UpdateScoreStatus
 from lti1p3platform.service_connector import AssignmentsGradesService
 
 SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
+CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
 JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 SCORE_SCHEMA = json.loads((Path(__file__).parent / "data" / "lti_ags_score.schema.json").read_text())
 SCORE_VALIDATOR = jsonschema.Draft202012Validator(SCORE_SCHEMA, format_checker=jsonschema.FormatChecker())
@@ -133,6 +147,9 @@ class LoopbackPlatform:
         self.store: dict[str, list[dict]] = {}  # what lti1p3platform accepted, per user
         self.seen_jti: set[str] = set()
         self.last_timestamp: dict[str, datetime] = {}
+        self.due_at: datetime | None = None  # Canvas: the assignment's due date
+        self.allowed_attempts: int | None = None  # Canvas: None = unlimited
+        self.canvas: dict[str, CanvasSubmission] = {}
         self.fail_first_score_for: set[str] = set()
         self.fail_always_for: set[str] = set()
         self.reject_for: set[str] = set()
@@ -238,7 +255,10 @@ class LoopbackPlatform:
         if problems:
             for problem in problems:
                 self.violate(f"score for {user}: {problem}")
-            return (409 if any("not newer" in p for p in problems) else 400), {"error": "; ".join(problems)}
+            return 400, {"error": "; ".join(problems)}
+        refusal = self._moodle_refusal(score) or self._canvas_refusal(score)
+        if refusal:
+            return refusal
         service = MemoryScores(PlainRequest({"method": method, "headers": headers, "json": score, "get_data": {},
                                              "form_data": {}, "content_type": headers.get("Content-Type"),
                                              "path": path}),
@@ -247,6 +267,7 @@ class LoopbackPlatform:
         response = service.handle_resp(service.handle_update_score, line_item_id="7")
         if response.code < 300:
             self.last_timestamp[user] = _parse_time(score["timestamp"])
+            self._canvas_record(score)
         if self.text_responses and response.code < 300:
             return response.code, "ok"
         return response.code, {"status": response.message}
@@ -261,10 +282,6 @@ class LoopbackPlatform:
         stamp = score.get("timestamp", "")
         if not re.search(r"T\d\d:\d\d:\d\d\.\d+", stamp):
             problems.append(f"timestamp {stamp!r} has no sub-second precision")
-        else:
-            last = self.last_timestamp.get(score.get("userId"))
-            if last is not None and _parse_time(stamp) <= last:
-                problems.append(f"timestamp {stamp} is not newer than the last accepted one")
         if score.get("activityProgress") != "Completed" or score.get("gradingProgress") != "FullyGraded":
             problems.append("a final score must be Completed and FullyGraded")
         auth = headers.get("Authorization", "").split()
@@ -276,6 +293,60 @@ class LoopbackPlatform:
             except jwt.PyJWTError:
                 pass  # lti1p3platform answers 401 for a bad token
         return problems
+
+    # ------------------------------------------------------------------ the platforms' rules
+
+    def _moodle_refusal(self, score: dict) -> tuple[int, dict] | None:
+        """scores.php: `$grade->timemodified >= strtotime($score->timestamp)` -> 409 (whole seconds)."""
+        last = self.last_timestamp.get(score["userId"])
+        if last is not None and int(last.timestamp()) >= int(_parse_time(score["timestamp"]).timestamp()):
+            return 409, {"error": f"Refusing score with an earlier timestamp for item 7 and user {score['userId']}"}
+        return None
+
+    @staticmethod
+    def _canvas_new_submission(score: dict) -> bool:
+        extension = score.get(CANVAS_SUBMISSION) or {}
+        flag = extension.get("new_submission")
+        if isinstance(flag, str):  # ActiveRecord::Type::Boolean casts "false", "0", "f", "off"...
+            flag = flag.strip().lower() not in ("false", "0", "f", "off", "")
+        return (flag is None or bool(flag)) and extension.get("submission_type") != "none"
+
+    @staticmethod
+    def _canvas_submitted_at(score: dict) -> str | None:
+        return ((score.get("submission") or {}).get("submittedAt") or score.get("submittedAt")
+                or (score.get(CANVAS_SUBMISSION) or {}).get("submitted_at"))
+
+    def _canvas_refusal(self, score: dict) -> tuple[int, dict] | None:
+        submitted = self._canvas_submitted_at(score)
+        if submitted is not None:
+            try:
+                moment = _parse_time(submitted)
+            except ValueError:
+                return 400, {"errors": [{"message": f"Provided submitted_at timestamp of {submitted} not a valid timestamp"}]}
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=timezone.utc)
+            if moment > datetime.now(timezone.utc) + timedelta(minutes=1):
+                return 400, {"errors": [{"message": f"Provided submitted_at timestamp of {submitted} in the future"}]}
+        state = self.canvas.get(score["userId"])
+        used = len(state.attempts) if state else 0
+        if self._canvas_new_submission(score) and self.allowed_attempts is not None and used >= self.allowed_attempts:
+            return 422, {"errors": [{"message": "The maximum number of allowed attempts has been reached for "
+                                                "this submission"}]}
+        return None
+
+    def _canvas_record(self, score: dict) -> None:
+        state = self.canvas.setdefault(score["userId"], CanvasSubmission())
+        if self._canvas_new_submission(score):
+            submitted = self._canvas_submitted_at(score)
+            state.attempts.append(_parse_time(submitted) if submitted else datetime.now(timezone.utc))
+        state.score = score.get("scoreGiven")
+        if score.get("comment"):
+            state.comments.append(score["comment"])
+
+    def late(self, user: str) -> bool:
+        """Canvas: the submission was handed in after the due date (its last attempt)."""
+        state = self.canvas.get(user)
+        return bool(state and state.attempts and self.due_at and state.attempts[-1] > self.due_at)
 
     # ------------------------------------------------------------------ line items container
 
@@ -325,6 +396,13 @@ class LoopbackPlatform:
                 pass
 
         return Handler
+
+
+@dataclass
+class CanvasSubmission:
+    attempts: list[datetime] = field(default_factory=list)  # when each attempt was submitted
+    comments: list[str] = field(default_factory=list)
+    score: float | None = None
 
 
 def _parse_time(text: str) -> datetime:

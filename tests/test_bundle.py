@@ -23,19 +23,39 @@ def bundle_zip(tmp_path_factory):
     return out
 
 
-def test_bundle_holds_stubs_public_tests_and_engine(bundle_zip):
+TOP = bundle.TOP
+
+
+def test_bundle_unzips_into_one_folder_with_stubs_public_tests_and_engine(bundle_zip):
     names = set(zipfile.ZipFile(bundle_zip).namelist())
+    assert all(n.startswith(f"{TOP}/") for n in names)
     for module in ("graph", "backward", "grad", "accumulation", "inplace", "extensions"):
-        assert f"exercises/{module}.py" in names
-        assert f"grader/cases/public/test_{module}.py" in names
+        assert f"{TOP}/exercises/{module}.py" in names
+        assert f"{TOP}/grader/cases/public/test_{module}.py" in names
     for needed in ("grader/sandboxed/worker.py", "grader/sandboxed/helpers.py", "grader/host/runner.py",
-                   "grader/protocol/wire.py", "grader/cli.py", "grader/cases/kit.py", "grader/cases/points.yaml", "grader/schema/score.schema.json", "pyproject.toml", "README.md"):
-        assert needed in names
+                   "grader/host/scoring.py", "grader/protocol/wire.py", "grader/protocol/messages.py", "grader/cli.py",
+                   "grader/exports/submit.py", "grader/cases/kit.py", "grader/cases/points.yaml",
+                   "grader/cases/mistakes.yaml", "grader/cases/public/examples.json", "grader/schema/score.schema.json",
+                   "pyproject.toml", "README.md"):
+        assert f"{TOP}/{needed}" in names
+
+
+def test_bundle_holds_only_what_students_need(bundle_zip):
+    zf = zipfile.ZipFile(bundle_zip)
+    names = zf.namelist()
+    assert not [n for n in names if any(part in n for part in ("grader/lms/", "otter", "gradescope", "distributed"))]
+    pyproject = zf.read(f"{TOP}/pyproject.toml").decode()
+    assert "optional-dependencies" not in pyproject and "rich" not in pyproject and "otter" not in pyproject
+    assert 'dependencies = ["torch>=2.1", "pytest>=7.4", "pyyaml>=6.0"]' in pyproject
+    readme = zf.read(f"{TOP}/README.md").decode()
+    for line in ("python3 -m venv .venv", "--index-url https://download.pytorch.org/whl/cpu", "pip install -e .",
+                 "grader check", "grader submit"):
+        assert line in readme, line
 
 
 def test_bundle_holds_no_solution_and_no_hidden_test(bundle_zip):
     zf = zipfile.ZipFile(bundle_zip)
-    assert not [n for n in zf.namelist() if "hidden" in n or n.startswith(("solutions", "tests/", ".git"))]
+    assert not [n for n in zf.namelist() if "hidden" in n or n.removeprefix(f"{TOP}/").startswith(("solutions", "tests/", ".git"))]
     solution_sources = {p.read_bytes() for p in SOLUTIONS.glob("*.py")}
     hidden_names = {t.name for e in catalog.load().exercises for t in e.tests if t.folder == "hidden"}
     for name in zf.namelist():
@@ -49,39 +69,58 @@ def test_check_bundle_catches_a_leaked_solution(tmp_path, bundle_zip):
     leaked = tmp_path / "leaked.zip"
     with zipfile.ZipFile(bundle_zip) as src, zipfile.ZipFile(leaked, "w") as dst:
         for name in src.namelist():
-            data = (SOLUTIONS / "grad.py").read_bytes() if name == "exercises/grad.py" else src.read(name)
+            data = (SOLUTIONS / "grad.py").read_bytes() if name == f"{TOP}/exercises/grad.py" else src.read(name)
             dst.writestr(name, data)
-        dst.writestr("grader/cases/hidden/test_grad.py", b"")
+        dst.writestr(f"{TOP}/grader/cases/hidden/test_grad.py", b"")
+        dst.writestr(f"{TOP}/grader/lms/canvas.py", b"")
+        dst.writestr("stray.py", b"")
     problems = "\n".join(bundle.check_bundle(leaked))
     assert "identical to a reference solution" in problems
-    assert "forbidden path" in problems
+    assert "forbidden path" in problems and "grader/lms/canvas.py" in problems
     assert "does not raise NotImplementedError" in problems
+    assert "stray.py: outside the bundle's one folder" in problems
+
+
+def readme_commands(readme: str) -> list[str]:
+    """The indented command lines of the README, comments dropped."""
+    return [line.strip().split("  #")[0].strip() for line in readme.splitlines()
+            if line.startswith("    ") and line.strip() and not line.strip().startswith("#")]
 
 
 @pytest.mark.slow
-def test_grader_check_works_from_the_bundle_in_a_fresh_venv(tmp_path, bundle_zip):
-    """Unpack, install into a new venv (torch, pytest, pyyaml come from this environment's
-    site-packages through a .pth file; the grader itself is installed from the bundle), run it."""
-    unpacked = tmp_path / "bundle"
-    zipfile.ZipFile(bundle_zip).extractall(unpacked)
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    bindir = venv / ("Scripts" if os.name == "nt" else "bin")
+def test_the_readme_lines_work_in_a_fresh_venv(tmp_path, bundle_zip):
+    """Unzip, then the README's lines as a student types them: a venv, torch, `pip install -e .`, `grader
+    check`, `grader submit`. The one line changed is torch's: this machine reaches no download server, so
+    the venv gets this environment's torch through a .pth file instead."""
+    zipfile.ZipFile(bundle_zip).extractall(tmp_path)
+    folder = tmp_path / TOP
+    commands = readme_commands((folder / "README.md").read_text())
+    assert commands[:3] == ["python3 -m venv .venv && . .venv/bin/activate",
+                            "pip install torch --index-url https://download.pytorch.org/whl/cpu", "pip install -e ."]
+    subprocess.run([sys.executable, "-m", "venv", ".venv"], cwd=folder, check=True)
+    bindir = folder / ".venv" / ("Scripts" if os.name == "nt" else "bin")
     python = bindir / "python"
     site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
     with open(os.path.join(site, "host-packages.pth"), "w") as f:
         f.write(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", str(unpacked)],
-                   check=True, capture_output=True)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "-e", "."],
+                   cwd=folder, check=True, capture_output=True)
     where = subprocess.run([str(python), "-c", "import grader; print(grader.__file__)"], cwd=tmp_path,
                            capture_output=True, text=True, check=True).stdout
-    assert str(venv) in where
-    stubs = subprocess.run([str(bindir / "grader"), "check"], cwd=unpacked, capture_output=True, text=True)
+    assert str(folder / "grader") in where
+    stubs = subprocess.run([str(bindir / "grader"), "check"], cwd=folder, capture_output=True, text=True)
     assert stubs.returncode == 1, stubs.stderr
-    assert stubs.stdout.count("FAIL 未通过") == 19
+    assert stubs.stdout.count("FAIL 未通过") == 2 * 19 and "Warning" not in stubs.stderr
+    handed = subprocess.run([str(bindir / "grader"), "submit"], cwd=folder, capture_output=True, text=True)
+    assert handed.returncode == 0 and "still raise NotImplementedError" in handed.stderr
     for module in SOLUTIONS.glob("*.py"):
-        (unpacked / "exercises" / module.name).write_bytes(module.read_bytes())
-    solved = subprocess.run([str(bindir / "grader"), "check"], cwd=unpacked, capture_output=True, text=True)
+        (folder / "exercises" / module.name).write_bytes(module.read_bytes())
+    solved = subprocess.run([str(bindir / "grader"), "check"], cwd=folder, capture_output=True, text=True)
     assert solved.returncode == 0, solved.stdout + solved.stderr
-    assert solved.stdout.count("PASS 通过") == 19
+    assert solved.stdout.count("PASS 通过") == 2 * 19
+    handed = subprocess.run([str(bindir / "grader"), "submit"], cwd=folder, capture_output=True, text=True)
+    assert handed.returncode == 0 and "NotImplementedError" not in handed.stderr, handed.stderr
+    assert (folder / "submission.zip").is_file()
+    lms = subprocess.run([str(bindir / "grader"), "export", "canvas", "--help"], cwd=folder, capture_output=True, text=True)
+    assert lms.returncode == 2, "the instructors' commands are not in the student's grader"

@@ -1,6 +1,7 @@
 """The command line as users run it: `python -m grader ...` in a subprocess."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -17,15 +18,16 @@ def run(*args, cwd=ROOT):
 def test_check_on_stubs_fails_every_exercise_and_exits_1():
     result = run("check", str(STUBS))
     assert result.returncode == 1, result.stderr
-    assert result.stdout.count("FAIL 未通过") == 19
-    assert "0 of 19 exercises pass their public tests" in result.stdout
-    assert "hint" in result.stdout.lower() or "checks:" in result.stdout
+    assert result.stdout.count("FAIL 未通过") == 2 * 19, "a line per exercise, and one for its docstring's examples"
+    assert result.stdout.count("docstring examples") == 19
+    assert "0 of 19 exercises pass their public checks" in result.stdout
+    assert "checks:" in result.stdout and "NumPy" not in result.stdout + result.stderr
 
 
 def test_check_on_solutions_passes_and_exits_0():
     result = run("check", str(SOLUTIONS))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.count("PASS 通过") == 19
+    assert result.stdout.count("PASS 通过") == 2 * 19
     assert "19 of 19 exercises pass" in result.stdout and "19 道题中有 19 道通过" in result.stdout
 
 
@@ -77,3 +79,37 @@ def test_grade_expands_a_folder_of_submissions(tmp_path):
     assert result.returncode == 0, result.stderr
     assert json.loads((tmp_path / "out" / "alice.json").read_text())["score"] == 100
     assert json.loads((tmp_path / "out" / "bob.json").read_text())["score"] == 0
+
+
+def test_check_prints_no_numpy_warning_where_numpy_is_missing(tmp_path):
+    """Students install torch, pytest and pyyaml only: without NumPy, torch warns at import; we do not show it."""
+    code = ("import sys, runpy; sys.modules['numpy'] = None; sys.argv = ['grader', 'check', sys.argv[1], "
+            "'--exercise', 'hvp']; runpy.run_module('grader', run_name='__main__')")
+    result = subprocess.run([sys.executable, "-c", code, str(SOLUTIONS)], cwd=ROOT, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "NumPy" not in result.stdout + result.stderr
+
+
+def test_check_table_fits_the_terminal_and_aligns_by_display_width():
+    from grader.display import check_table, display_width
+
+    report = {"exercises": [{"name": name, "module": "grad.py", "tests": [
+        {"name": "test_x", "status": "failed", "visibility": "visible",
+         "message": "这是另一个损失函数的梯度：请对所有元素取平均，并且不要在中间清零梯度" * 3, "hint": "提示 / hint " * 20},
+        {"name": f"test_{name}_docstring", "status": "passed", "visibility": "visible", "message": ""}]}
+        for name in ("partial_grads", "hvp")], "score": 0, "max_score": 2}
+    for width in (64, 80, 123):
+        lines = check_table(report, "exercises", width=width).splitlines()
+        assert max(display_width(line) for line in lines) <= width, width
+        rows = [line for line in lines if line.rstrip().endswith(("FAIL 未通过", "PASS 通过"))]
+        assert len(rows) == 4 and len({display_width(r.rsplit("  ", 1)[0].rstrip()) > 0 for r in rows}) == 1
+        assert len({r.index("FAIL") if "FAIL" in r else r.index("PASS") for r in rows}) == 1, rows
+
+
+def test_check_honours_columns(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "grader", "check", str(STUBS), "--exercise", "hvp"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "64"})
+    from grader.display import display_width
+
+    assert max(display_width(line) for line in result.stdout.splitlines()) <= 64

@@ -111,7 +111,9 @@ def test_results_match_grader_grade_test_by_test_and_hide_hidden_inputs(tmp_path
         assert re.search(r"-?\d+\.\d", t["output"]) is None, t["output"]
     public = [t for t in results["tests"] if t["name"] == "hvp: test_hvp_small"]
     assert public[0]["visibility"] == "visible" and "got [" in public[0]["output"]
-    assert "18 of 19 public tests passed" in results["output"]
+    public = [t for e in report["exercises"] for t in e["tests"] if t["visibility"] == "visible"]
+    passed = sum(t["status"] == "passed" for t in public)
+    assert passed < len(public) and f"{passed} of {len(public)} public tests passed" in results["output"]
 
 
 def test_an_upload_left_zipped_is_graded(tmp_path, autograder_zip, engine):

@@ -24,8 +24,8 @@ except ImportError:  # Python 3.10: pytest's own dependency
 
 import pytest
 
-import grader
 from grader import catalog
+import grader
 from grader.host.student_code import StudentCode
 
 from conftest import ROOT, SOLUTIONS, make_submission, venv_tool
@@ -58,11 +58,14 @@ def module_names(folder: Path) -> set[str]:
 
 
 def test_the_contracts_name_every_module_and_the_catalogues_exercise_modules():
-    """The hidden-tests contract lists its sources by hand: every module of the package must be
-    in it, or a new one would escape it. The exercise modules are the catalogue's."""
+    """Two contracts list modules by hand: every module of the package must be a source of the
+    hidden-tests one and forbidden to the sandboxed side (but the protocol), or a new module
+    would escape them. The exercise modules are the catalogue's."""
+    tops = {f"grader.{m}" for m in module_names(PACKAGE)}
     sources = set(CONTRACTS["hidden"]["source_modules"])
-    assert {f"grader.{m}" for m in module_names(PACKAGE)} - sources == {"grader.cases"}
+    assert tops - sources == {"grader.cases"}
     assert {f"grader.cases.{m}" for m in module_names(PACKAGE / "cases")} - sources == {"grader.cases.hidden"}
+    assert tops - set(CONTRACTS["sandboxed"]["forbidden_modules"]) == {"grader.sandboxed", "grader.protocol"}
     assert CONTRACTS["exercises"]["forbidden_modules"] == [m.removesuffix(".py") for m in catalog.load().modules]
 
 
@@ -106,8 +109,23 @@ DYNAMIC = {"__import__", "exec", "eval", "compile", "import_module", "exec_modul
            "spec_from_file_location", "reload", "run_path", "run_module"}
 
 
+def _called(node: ast.Call) -> str | None:
+    f = node.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+
+
+def _one_statement(node) -> bool:
+    """compile(source, name, "single" or "eval"): one statement or expression (a docstring example),
+    never a module's source."""
+    if not (isinstance(node, ast.Call) and _called(node) == "compile"):
+        return False
+    mode = node.args[2] if len(node.args) > 2 else next((k.value for k in node.keywords if k.arg == "mode"), None)
+    return isinstance(mode, ast.Constant) and mode.value in ("single", "eval")
+
+
 def dynamic_imports(folder: Path) -> list[tuple[str, str, str]]:
-    """(file, enclosing function, what) for every call that could import or run code by name or source."""
+    """(file, enclosing function, what) for every call that could import a module or run a module's
+    source by name or text: the import functions, and exec or compile of anything but one statement."""
     found = []
     for path in sorted(folder.rglob("*.py")):
         tree = ast.parse(path.read_text(), str(path))
@@ -117,11 +135,9 @@ def dynamic_imports(folder: Path) -> list[tuple[str, str, str]]:
             named = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
             if named:
                 scopes.append(node.name)
-            if isinstance(node, ast.Call):
-                f = node.func
-                name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-                if name in DYNAMIC:
-                    found.append((path.name, ".".join(scopes), name))
+            if isinstance(node, ast.Call) and _called(node) in DYNAMIC and not _one_statement(node) \
+                    and not (_called(node) == "exec" and node.args and _one_statement(node.args[0])):
+                found.append((path.name, ".".join(scopes), _called(node)))
             for child in ast.iter_child_nodes(node):
                 visit(child)
             if named:
@@ -137,9 +153,10 @@ def test_student_modules_are_imported_in_one_function_of_the_worker():
 
 def test_the_dynamic_import_check_sees_what_it_looks_for(tmp_path):
     (tmp_path / "m.py").write_text("import importlib\n\nclass C:\n    def f(self):\n        exec('1')\n\n"
-                                   "def g():\n    return importlib.import_module('x'), __import__('y')\n")
+                                   "def g():\n    return importlib.import_module('x'), __import__('y')\n\n"
+                                   "def h(s):\n    exec(compile(s, 'm', 'single'), {})\n    compile(s, 'm', 'exec')\n")
     assert dynamic_imports(tmp_path) == [("m.py", "C.f", "exec"), ("m.py", "g", "import_module"),
-                                         ("m.py", "g", "__import__")]
+                                         ("m.py", "g", "__import__"), ("m.py", "h", "compile")]
 
 
 def test_a_worker_holds_only_sandboxed_and_protocol_modules(engine):

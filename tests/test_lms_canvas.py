@@ -121,23 +121,25 @@ def test_r2_no_student_row_would_be_skipped(capsys, setup):
 def test_r3_every_student_is_identified_by_canvas_id_sis_id_and_login(capsys, setup):
     _, text, _ = export(capsys, setup)
     rows = parse(text)[2:]
-    assert [r[:5] for r in rows] == [[s[1], s[2], s[3], s[4], s[6]] for s in STUDENTS]
-    assert all(r[1].isdigit() for r in rows)
+    with_score = [s for s in STUDENTS if s[0] != "eve"]  # eve has not submitted: left out
+    assert [r[:5] for r in rows] == [[s[1], s[2], s[3], s[4], s[6]] for s in with_score]
+    assert all(re.fullmatch("[0-9]+", r[1]) for r in rows)
 
 
-def test_r4_cells_are_the_scores_blank_for_no_submission(capsys, setup):
+def test_r4_cells_are_the_scores_and_a_student_without_submission_is_left_out(capsys, setup):
     code, text, err = export(capsys, setup, "--per-exercise")
     rows = {r[0]: r[5:] for r in parse(text)[2:]}
     assert rows["Lovelace, Ada"][0] == "95" and rows["Bob Stone"][0] == "80"
     assert rows['Chen "CJ" Jun'][0] == "89" and rows["O'Neil, Dara"][0] == "0"
-    assert rows["Eve Noshow"] == [""] * (1 + len(EXERCISES))  # no submission: no score, not 0
+    assert "Eve Noshow" not in rows  # an empty cell would remove the grade Canvas has for her
     hvp = 1 + [name for name, _ in EXERCISES].index("hvp")
     assert rows["Bob Stone"][hvp] == "0" and rows["Lovelace, Ada"][hvp] == "5"
     for cells in rows.values():
-        assert all(re.fullmatch(r"\d+(\.\d{1,2})?|", c) for c in cells)
+        assert all(re.fullmatch(r"[0-9]+(\.[0-9]{1,2})?", c) for c in cells)
     assert "zed" not in text  # a submission without roster row gets no row...
     assert "NOT EXPORTED: zed.json: submission 'zed' has no roster row" in err  # ...and is reported
-    assert "line 6 (Eve Noshow; submission eve)" in err
+    assert "1 roster student(s) without a submission (left out of the file: Canvas keeps the grade it has): " \
+           "line 6 (Eve Noshow; submission eve)" in err
 
 
 def test_r4_missing_as_zero_and_fractional_points(capsys, setup):
@@ -157,7 +159,7 @@ def test_invalid_score_file_gets_no_grade_even_with_missing_as_zero(capsys, setu
     (scores / "bob.json").write_text('{"schema_version": "1.0"}')
     code, text, err = export(capsys, setup, "--missing-as-zero", "--report", tmp_path / "report.json")
     rows = {r[0]: r[5] for r in parse(text)[2:]}
-    assert rows["Bob Stone"] == "" and rows["Eve Noshow"] == "0" and code == 1
+    assert "Bob Stone" not in rows and rows["Eve Noshow"] == "0" and code == 1
     assert "NOT EXPORTED: bob.json (student at roster line 3 (Bob Stone; submission bob))" in err
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["invalid_score_files"][0]["roster_line"] == 3
@@ -168,7 +170,7 @@ def test_invalid_score_file_gets_no_grade_even_with_missing_as_zero(capsys, setu
 def test_names_with_commas_and_quotes_survive_a_strict_parse(capsys, setup):
     _, text, _ = export(capsys, setup)
     assert '"Lovelace, Ada"' in text and '"Chen ""CJ"" Jun"' in text
-    assert [r[0] for r in parse(text)[2:]] == [s[1] for s in STUDENTS]
+    assert [r[0] for r in parse(text)[2:]] == [s[1] for s in STUDENTS if s[0] != "eve"]
 
 
 def test_roster_without_any_canvas_id_is_refused_naming_rows(capsys, setup):
@@ -188,14 +190,44 @@ def test_roster_without_any_canvas_id_is_refused_naming_rows(capsys, setup):
     assert code == 2 and "needs at least one of the columns lms_user_id, sis_user_id, login" in err
 
 
-def test_score_files_with_different_maxima_cannot_share_a_column(capsys, setup):
+def test_a_file_graded_with_other_maxima_is_reported_and_the_rest_exported(capsys, setup):
     tmp_path, scores, _ = setup
     other = make_score("bob")
     other["exercises"] = other["exercises"][:-1]
     other["score"] = other["max_score"] = 90.0
     (scores / "bob.json").write_text(json.dumps(other))
     code, text, err = export(capsys, setup)
+    assert code == 1 and "Bob Stone" not in text and "Lovelace, Ada" in text
+    assert "NOT EXPORTED: bob.json (student at roster line 3 (Bob Stone; submission bob)): graded with other " \
+           "exercises or maxima than the other score files (max 95 over 19 exercises)" in err
+    (scores / "ada.json").write_text(json.dumps({**other, "submission": "ada"}))
+    (scores / "zed.json").unlink()  # two files of each kind: no majority, refused, naming the files
+    code, text, err = export(capsys, setup)
     assert code == 2 and "do not share the same exercises and maximum scores" in err and "bob.json" in err
+
+
+def test_points_possible_rescales_to_the_canvas_assignment(capsys, setup):
+    code, text, err = export(capsys, setup, "--assignment-id", "12345", "--points-possible", "10")
+    rows = parse(text)
+    assert rows[1][5] == "10"  # the Points Possible row
+    scores = {r[0]: r[5] for r in rows[2:]}
+    assert scores == {"Lovelace, Ada": "10", "Bob Stone": "8.42", 'Chen "CJ" Jun': "9.37", "O'Neil, Dara": "0"}
+    assert canvas.check_gradebook_csv(text) == []
+    for bad in ("0", "１０", "ten"):
+        code, _, err = export(capsys, setup, "--points-possible", bad)
+        assert code == 2 and ("greater than 0" in err or "ASCII digits" in err), (bad, err)
+
+
+@pytest.mark.parametrize("column, value", [("lms_user_id", "４７１３"), ("lms_user_id", "4713\u0663")])
+def test_ids_in_other_digits_than_ascii_are_refused_naming_the_value(capsys, setup, column, value):
+    tmp_path, scores, _ = setup
+    roster = tmp_path / "r.csv"
+    roster.write_text(f"submission,name,{column}\nada,Ada,{value}\n", encoding="utf-8")
+    code, _, err = run_grader(capsys, "export", "canvas", scores, "--roster", roster, "--out", tmp_path / "c.csv",
+                              "--title", TITLE)
+    assert code == 2 and repr(value) in err and "ASCII digits" in err
+    code, _, err = export(capsys, setup, "--assignment-id", "１２３４５")
+    assert code == 2 and "'１２３４５'" in err and "ASCII digits" in err
 
 
 def test_the_checker_catches_each_broken_rule():
@@ -213,7 +245,12 @@ def test_the_checker_catches_each_broken_rule():
         "R1": good.replace(",10\r\n", ",ten\r\n"),
         "R3": good.replace(",4711,s123,jdoe,", ",,,,"),
         "R4": good.replace(",7.5\r\n", ',"7,5"\r\n'),
+        "R5": good.replace('"Doe, Jane"', "=HYPERLINK(1)"),
     }
+    blank = good.replace(",7.5\r\n", ",\r\n")  # a blank cell: Canvas removes the grade
+    assert any(p.startswith("R4") and "removes" in p for p in canvas.check_gradebook_csv(blank))
+    fullwidth = good.replace(",4711,", ",４７１１,")  # Canvas: "４７１１".to_i == 0
+    assert any(p.startswith("R3") and "ASCII" in p for p in canvas.check_gradebook_csv(fullwidth))
     for rule, text in broken.items():
         problems = canvas.check_gradebook_csv(text)
         assert any(p.startswith(rule) for p in problems), (rule, problems)

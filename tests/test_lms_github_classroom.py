@@ -1,43 +1,37 @@
 """`grader export github-classroom`: runner results v3 as the grading reporter reads them (lms.md §10).
 
-Rules G1-G6 are those of grader/lms/github_classroom.py's docstring. The test decodes the
-`$GITHUB_OUTPUT` lines the way the reporter does (src/main.js: env <RUNNER>_RESULTS, base64,
-JSON.parse) and recomputes its totals (notify-classroom.js) to compare with the score file.
+Rules G1-G7 are those of grader/lms/github_classroom.py's docstring. The tests run the
+`$GITHUB_OUTPUT` lines through tests/lms_readers.py's replay of the reporter v1 (the env of its
+step, base64, JSON.parse, the console it prints, the float sums of its "Points X/Y" notice),
+and through a reader of the workflow commands GitHub's runner would execute in that output.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import re
+from pathlib import Path
 
 import pytest
 
 from grader.lms import github_classroom as ghc
 from grader.lms.scores import load_score_path
-from lms_factory import EXERCISES, HIDDEN_SECRET, MAX_SCORE, make_score, run_grader, write_scores
+from lms_factory import (EXERCISES, HIDDEN_SECRET, MAX_SCORE, adjusted, make_score, run_grader, score_from_points,
+                         write_scores)
+from lms_readers import classroom_reporter, workflow_commands
 
-DOCS = __import__("pathlib").Path(__file__).resolve().parent.parent / "docs" / "lms.md"
-
-
-def reporter_parse(lines: list[str], runners_input: str) -> list[dict]:
-    """src/main.js parseRunnerResults, with the step outputs turned into the env of the reporter step."""
-    outputs = dict(line.split("=", 1) for line in lines)
-    env = {f"{rid.upper()}_RESULTS": value for rid, value in outputs.items()}
-    return [{"runner": r.strip(), "results": json.loads(base64.b64decode(env[f"{r.strip().upper()}_RESULTS"]))}
-            for r in runners_input.split(",")]
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "lms.md"
+FLOAT_NOISE = json.loads((Path(__file__).parent / "data" / "lms_classroom_float_noise.json").read_text())
 
 
-def notify_totals(runner_results: list[dict]) -> tuple[float, float]:
-    """notify-classroom.js: sum max_score of runners with one, and every test's score."""
-    total = maximum = 0.0
-    for item in runner_results:
-        results = item["results"]
-        if not results.get("max_score"):
-            continue
-        maximum += results["max_score"]
-        total += sum(t["score"] for t in results["tests"])
-    return total, maximum
+def export_lines(capsys, path) -> tuple[list[str], str]:
+    code, out, err = run_grader(capsys, "export", "github-classroom", path)
+    assert code in (0, 1), err
+    return out.splitlines(), err
+
+
+def runners_input(lines: list[str]) -> str:
+    return ",".join(line.split("=", 1)[0] for line in lines)
 
 
 @pytest.fixture
@@ -56,9 +50,9 @@ def test_outputs_decode_to_valid_runners_and_the_classroom_total_is_the_score(ca
     assert ghc.validate_output_lines(lines) == []
     runner_ids = [line.split("=", 1)[0] for line in lines]
     assert runner_ids == [ghc.runner_id(name) for name, _ in EXERCISES]  # one runner per exercise
-    parsed = reporter_parse(lines, ",".join(runner_ids))
-    assert notify_totals(parsed) == (MAX_SCORE - 13, MAX_SCORE)  # "Points 82/95"
-    assert "Points 82/95" in err
+    run = classroom_reporter(lines, ",".join(runner_ids))
+    assert run.points == "Points 82/95" and (run.total, run.maximum) == (MAX_SCORE - 13, MAX_SCORE)
+    assert "the reporter will record Points 82/95" in err
 
 
 def test_g1_g3_fields_and_statuses(bob):
@@ -66,10 +60,10 @@ def test_g1_g3_fields_and_statuses(bob):
     for runner in runners.values():
         assert ghc.validate_runner(runner) == []
         assert runner["version"] == 3 and runner["max_score"] == 5
-    assert runners["hvp"]["status"] == "fail" and runners["make_leaf"]["status"] == "fail"
-    assert runners["graph_node_counts"]["status"] == "pass"
-    assert [t["status"] for t in runners["make_leaf"]["tests"]] == ["pass", "fail"]
-    assert runners["smoothabs"]["tests"][0]["filename"] == "extensions.py"
+    assert runners["hvp"]["status"] == "fail" and runners["makeLeaf"]["status"] == "fail"
+    assert runners["graphNodeCounts"]["status"] == "pass"
+    assert [t["status"] for t in runners["makeLeaf"]["tests"]] == ["pass", "fail"]
+    assert runners["smoothAbs"]["tests"][0]["filename"] == "extensions.py"
 
 
 def test_errors_and_timeouts_are_reported_as_error(tmp_path):
@@ -77,7 +71,7 @@ def test_errors_and_timeouts_are_reported_as_error(tmp_path):
     (tmp_path / "cy.json").write_text(json.dumps(data))
     runners = ghc.build_runners(load_score_path(tmp_path / "cy.json").scores[0])
     assert runners["hvp"]["status"] == "error" and "hang at import" in runners["hvp"]["message"]
-    assert "message" not in runners["make_leaf"]
+    assert "message" not in runners["makeLeaf"]
 
 
 def test_g5_one_runner_per_exercise_keeps_per_exercise_maxima_right(bob):
@@ -87,7 +81,7 @@ def test_g5_one_runner_per_exercise_keeps_per_exercise_maxima_right(bob):
         if all(t["status"] == "pass" for t in runner["tests"]) or tests_total == 0:
             assert ghc.console_score(runner) == pytest.approx(tests_total), rid
     # the documented limit: unequal test weights inside one exercise (2 + 3 points)
-    assert ghc.console_score(runners["make_leaf"]) == 2.5 and ghc.reporter_totals({"m": runners["make_leaf"]}) == (2, 5)
+    assert ghc.console_score(runners["makeLeaf"]) == 2.5 and ghc.reporter_totals({"m": runners["makeLeaf"]}) == (2, 5)
 
 
 def test_hidden_messages_stay_hidden_unless_asked(bob):
@@ -112,12 +106,15 @@ def test_needs_exactly_one_submission(capsys, tmp_path):
     assert code == 2 and "exactly one valid score file" in err
 
 
-def test_runner_ids_are_valid_output_and_env_names():
-    assert ghc.runner_id("SmoothAbs") == "smoothabs"
-    assert ghc.runner_id("safe_add_") == "safe_add"
-    assert ghc.runner_id("2nd-try") == "ex_2nd_try"
-    for name, _ in EXERCISES:
-        assert re.fullmatch(r"[a-z][a-z0-9_]*", ghc.runner_id(name))
+def test_runner_ids_are_what_the_reporters_regex_accepts():
+    assert ghc.runner_id("SmoothAbs") == "smoothAbs"
+    assert ghc.runner_id("safe_add_") == "safeAdd"
+    assert ghc.runner_id("graph_node_counts") == "graphNodeCounts"
+    assert ghc.runner_id("2nd-try") == "ex2ndTry"
+    ids = [ghc.runner_id(name) for name, _ in EXERCISES]
+    assert ghc.RUNNERS_INPUT_RE.fullmatch(",".join(ids)) and len(set(i.upper() for i in ids)) == len(ids)
+    with pytest.raises(ValueError, match="comma-separated list"):  # what the reporter said of our old ids
+        classroom_reporter([], "graph_node_counts,make_leaf")
 
 
 def test_workflow_in_docs_matches_the_exporter(capsys, bob):
@@ -141,4 +138,78 @@ def test_the_validator_catches_each_broken_rule():
     for rule, runner in broken.items():
         assert any(p.startswith(rule) for p in ghc.validate_runner(runner)), rule
     assert ghc.validate_output_lines(["Bad-Name=e30="])[0].startswith("G6")
+    assert ghc.validate_output_lines(["snake_case=e30="])[0].startswith("G6")
     assert ghc.validate_output_lines(["ok=not base64!"])[0].startswith("G6")
+
+
+def reporter_sum_of_file_scores(data: dict) -> str:
+    """The reporter's sum had we written each test's score as the score file has it (the old export)."""
+    total = 0.0
+    for exercise in data["exercises"]:
+        for test in exercise["tests"]:
+            total += test["score"]
+    return ghc.js_number(total)
+
+
+@pytest.mark.parametrize("submission", sorted(FLOAT_NOISE["files"]))
+def test_g4_the_reporters_float_sum_prints_exactly_the_total(capsys, tmp_path, submission):
+    """Real engine points (tests/data/lms_classroom_float_noise.json) whose plain sum has noise."""
+    data = score_from_points(submission, FLOAT_NOISE["files"][submission]["exercises"])
+    assert data["score"] == FLOAT_NOISE["files"][submission]["score"]
+    assert reporter_sum_of_file_scores(data) != ghc.js_number(data["score"])  # e.g. 94.99999999999999 for 95
+    (tmp_path / "s.json").write_text(json.dumps(data))
+    lines, err = export_lines(capsys, tmp_path / "s.json")
+    run = classroom_reporter(lines, runners_input(lines))
+    assert run.points == f"Points {ghc.js_number(data['score'])}/100" and run.points in err
+    runners = ghc.build_runners(load_score_path(tmp_path / "s.json").scores[0])
+    for exercise, runner in zip(data["exercises"], runners.values()):  # each test keeps its points, to the last place
+        for test, written in zip(exercise["tests"], runner["tests"]):
+            assert written["score"] == pytest.approx(test["score"], abs=1e-12)
+
+
+def test_js_number_is_javascripts_number_to_string():
+    cases = {95.0: "95", 94.99999999999999: "94.99999999999999", 92.00000000000001: "92.00000000000001",
+             0.1 + 0.2: "0.30000000000000004", 1e21: "1e+21", 123456789012345680000.0: "123456789012345680000",
+             1e-7: "1e-7", 0.000001: "0.000001", 2.5: "2.5", 0.0: "0", -1.5: "-1.5", 1.5e300: "1.5e+300"}
+    for value, text in cases.items():
+        assert ghc.js_number(value) == text, value
+
+
+def test_g4_adjusted_and_clamped_files_record_their_total(capsys, tmp_path):
+    late = adjusted(make_score("ada", ["hvp"]), ("late", -9.0, "1 day late"), ("override", 2.5, "regrade 12"),
+                    submitted_at="2026-12-02T10:00:00+08:00")
+    (tmp_path / "late.json").write_text(json.dumps(late))
+    lines, _ = export_lines(capsys, tmp_path / "late.json")
+    assert classroom_reporter(lines, runners_input(lines)).points == "Points 83.5/95"  # 90 - 9 + 2.5
+    over = make_score("ada")
+    over["exercises"][0]["tests"][0]["score"] = 9.5  # 9.5 of 2: hand-edited
+    over["exercises"][0]["score"] = 12.5
+    over["score"] = 102.5
+    (tmp_path / "over.json").write_text(json.dumps(over))
+    lines, err = export_lines(capsys, tmp_path / "over.json")
+    assert classroom_reporter(lines, runners_input(lines)).points == "Points 95/95"
+    assert "score above its maximum (test graph_node_counts::test_public 9.5/2; exercise graph_node_counts " \
+           "12.5/5; total 102.5/95): exported at the maximum" in err
+
+
+def test_g7_student_text_cannot_become_a_workflow_command(capsys, tmp_path):
+    """An import error whose message carries '::notice' lines (issue 16: four fake 'Points 100/100')."""
+    injected = ("broken\n::notice title=Autograding complete::Points 100/100\n  ::set-output name=x::1\n"
+                "text ##[error]fake\r::notice::Points 100/100\u2028::warning::x")
+    data = make_score("eve", ["hvp"], status="error", submission_errors=[injected])
+    for test in data["exercises"][8]["tests"]:
+        test["message"] = injected
+        test["visibility"] = "visible"
+    data["exercises"][8]["tests"][0]["name"] = "test\n::notice::Points 100/100"
+    (tmp_path / "eve.json").write_text(json.dumps(data))
+    lines, _ = export_lines(capsys, tmp_path / "eve.json")
+    run = classroom_reporter(lines, runners_input(lines))
+    assert any("Points 100/100" in line for line in run.console)  # the text is shown...
+    assert workflow_commands(run.console) == [  # ...but the only commands are the reporter's own
+        "::notice title=Autograding complete::Points 90/95",
+        '::notice title=Autograding report::{"totalPoints":90,"maxPoints":95}',
+        "::error::Some tests errored."]
+    # the reader does catch an injection left alone, as the runner would run it
+    assert workflow_commands(["Error: broken", "  ::notice title=x::Points 100/100", "a ##[error]b"]) == [
+        "::notice title=x::Points 100/100", "a ##[error]b"]
+

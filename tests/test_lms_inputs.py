@@ -90,9 +90,12 @@ def test_without_jsonschema_the_builtin_check_still_rejects_bad_files(tmp_path, 
     broken = make_score("bob")
     broken["exercises"][0]["tests"][0]["status"] = "maybe"
     (directory / "bob.json").write_text(json.dumps(broken))
+    odd = {**make_score("cy"), "raw_score": 95, "adjustments": [{"kind": "late"}]}
+    (directory / "cy.json").write_text(json.dumps(odd))
     scores = load_score_dir(directory)
     assert [s.submission for s in scores.scores] == ["ada"]
     assert "tests[0]" in scores.problems[0].reason
+    assert "adjustments[0]: needs kind (text), points (a number) and reason (text)" in scores.problems[1].reason
 
 
 def test_points_are_written_with_a_dot_and_two_decimals_at_most():
@@ -220,3 +223,73 @@ def test_reasons_stay_short_even_for_huge_bad_values(tmp_path):
     (directory / "bob.json").write_text(json.dumps(bad))
     (problem,) = load_score_dir(directory).problems
     assert len(problem.reason) < 1000 and "is not one of" in problem.reason
+
+
+# ----------------------------------------------------------------------------- any valid JSON
+
+
+def odd_files(directory):
+    """Score files whoever wrote them: hand-edited, merged, broken in every way JSON allows."""
+    good = make_score("ada")
+    over = make_score("bob")
+    over["exercises"][0]["tests"][0]["score"] = 9.5
+    over["exercises"][0]["score"] = 12.5
+    over["score"] = 102.5
+    surrogate = json.dumps(make_score("chen", ["hvp"], submission_errors=["X"])).replace('"X"', '"\\ud800\\udfff \\u0000"')
+    inconsistent = {**make_score("dara"), "raw_score": 95, "adjustments": [{"kind": "late", "points": -10,
+                                                                            "reason": "late"}]}  # score still 95
+    files = {
+        "ada.json": json.dumps(good), "bob.json": json.dumps(over), "chen.json": surrogate,
+        "dara.json": json.dumps(inconsistent),
+        "nan.json": json.dumps(make_score("nan")).replace('"score": 95.0', '"score": NaN', 1),
+        "deep.json": "[" * 100_000 + "]" * 100_000, "string.json": '"a string"', "number.json": "42",
+        "null.json": "null", "empty.json": "", "huge.json": json.dumps({**make_score("huge"), "duration_s": 1e308}),
+        "bad_adjustment.json": json.dumps({**make_score("badadj"), "raw_score": 95, "adjustments": [{"kind": "x"}]}),
+        "bad_time.json": json.dumps({**make_score("badtime"), "submitted_at": "yesterday"}),
+        "overflow.json": json.dumps(overflowing()),
+    }
+    for name, text in files.items():
+        (directory / name).write_text(text, encoding="utf-8")
+    (directory / "\udcff.json").write_text(json.dumps(make_score("\udcff.zip")))  # a name that is not UTF-8
+    return directory
+
+
+def overflowing() -> dict:
+    """Two tests of 1e308 points in one exercise of 1e308: their sum overflows to infinity."""
+    data = make_score("overflow")
+    exercise = data["exercises"][0]
+    for test in exercise["tests"]:
+        test["score"] = test["max_score"] = 1e308
+    exercise["score"] = exercise["max_score"] = 1e308
+    data["score"] = data["max_score"] = 1e308
+    return data
+
+
+def test_every_export_survives_any_valid_json_and_goes_on_with_the_rest(capsys, tmp_path):
+    from lms_factory import run_grader
+
+    (tmp_path / "scores").mkdir()
+    scores = odd_files(tmp_path / "scores")
+    roster = write_roster(tmp_path / "roster.csv")
+    loaded = load_score_dir(scores)
+    assert sorted(s.submission for s in loaded.scores) == ["ada", "bob", "chen", "huge", "\ufffd.zip"]
+    reasons = {p.path.name: p.reason for p in loaded.problems}
+    assert "NaN is not a JSON number" in reasons["nan.json"] and "nested too deeply" in reasons["deep.json"]
+    assert "raw_score 95 with the adjustments' -10 points gives 85" in reasons["dara.json"]
+    assert "$.adjustments[0]" in reasons["bad_adjustment.json"]
+    assert "'yesterday' is not an ISO 8601 time with a time zone" in reasons["bad_time.json"]
+    assert "add up to inf" in reasons["overflow.json"]  # two tests of 1e308: the sums overflow
+    for name in ("string.json", "number.json", "null.json", "empty.json"):
+        assert name in reasons
+    for command in (["canvas", "--title", "HW1", "--out", tmp_path / "c.csv"],
+                    ["moodle", "--item", "HW1", "--out", tmp_path / "m.csv"]):
+        code, _, err = run_grader(capsys, "export", command[0], scores, "--roster", roster, *command[1:],
+                                  "--report", tmp_path / "report.json")
+        assert code == 1 and "Traceback" not in err and "NOT EXPORTED: deep.json" in err, err
+        assert "bob.json: score above its maximum" in err and "NOT EXPORTED: \ufffd.json: submission '\ufffd.zip'" in err
+        assert json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["warnings"]
+    code, _, err = run_grader(capsys, "export", "prairielearn", scores, "--out", tmp_path / "pl")
+    assert code == 1 and sorted(p.name for p in (tmp_path / "pl").iterdir()) == ["_.zip", "ada", "bob", "chen", "huge"]
+    for name in ("ada", "bob", "chen", "huge"):
+        code, _, err = run_grader(capsys, "export", "github-classroom", scores / f"{name}.json")
+        assert code == 0 and "Traceback" not in err

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from lms_factory import EXERCISES, MAX_SCORE, make_score, run_grader, write_roster, write_scores
+from lms_factory import EXERCISES, MAX_SCORE, adjusted, make_score, run_grader, write_roster, write_scores
 
 # The LMS extra is instructor-only: skip where it is not installed, but never in CI, where a
 # skipped loopback test would pass for a working passback.
@@ -23,7 +23,7 @@ if not os.environ.get("CI"):
     pytest.importorskip("pylti1p3", reason="install the lms-test extra: pip install -e '.[lms-test]'")
     pytest.importorskip("lti1p3platform", reason="install the lms-test extra: pip install -e '.[lms-test]'")
 
-from grader.lms.lti import IncreasingClock, public_jwk  # noqa: E402
+from grader.lms.lti import PostClock, public_jwk  # noqa: E402
 from lms_platform import LoopbackPlatform, private_pem, rsa_key  # noqa: E402
 
 KEY_ID = "autograd-lab-test-key"
@@ -291,13 +291,18 @@ def test_missing_lms_extra_names_it(capsys, course, monkeypatch):
     assert code == 2 and "pip install 'autograd-lab[lms]'" in err and "pylti1p3" in err
 
 
-def test_clock_is_strictly_increasing_with_milliseconds():
+def test_clock_puts_each_post_for_a_user_in_a_later_second_and_waits_for_it():
     frozen = datetime(2026, 6, 1, 12, 0, 0, 123456, tzinfo=timezone.utc)
-    clock = IncreasingClock(now=lambda: frozen)
-    first, second = clock.next(), clock.next()
-    assert first == "2026-06-01T12:00:00.123+00:00" and second == "2026-06-01T12:00:00.124+00:00"
-    later = (frozen + timedelta(seconds=5)).isoformat()
-    assert clock.next(after=later) == "2026-06-01T12:00:05.124+00:00"
+    waits = []
+    clock = PostClock(now=lambda: frozen, sleep=waits.append)
+    assert clock.next("ada") == "2026-06-01T12:00:00.123+00:00" and waits == []
+    assert clock.next("bob") == "2026-06-01T12:00:00.123+00:00"  # another user: no wait
+    assert clock.next("ada") == "2026-06-01T12:00:01.000+00:00"  # Moodle compares whole seconds
+    assert waits == [pytest.approx(0.877)]
+    later = (frozen + timedelta(seconds=1, milliseconds=500)).isoformat()
+    assert clock.next("cy", after=later) == "2026-06-01T12:00:02.000+00:00"  # the ledger's last post
+    with pytest.raises(Exception, match="ahead of this computer's clock"):
+        clock.next("dee", after=(frozen + timedelta(minutes=5)).isoformat())
 
 
 def test_the_platform_checks_catch_what_lti1p3platform_alone_accepts(platform, tool_key):
@@ -339,9 +344,11 @@ def test_the_platform_checks_catch_what_lti1p3platform_alone_accepts(platform, t
             "gradingProgress": "FullyGraded", "timestamp": "2026-06-01T12:00:00.100+00:00"}
     media = {"Content-Type": "application/vnd.ims.lis.v1.score+json"}
     assert requests.post(scores_url, data=json.dumps(good), headers={**bearer, **media}, timeout=5).status_code == 200
+    moodle_409 = requests.post(scores_url, data=json.dumps({**good, "timestamp": "2026-06-01T12:00:00.950+00:00"}),
+                               headers={**bearer, **media}, timeout=5)
+    assert moodle_409.status_code == 409  # later, but in the same second (Moodle's strtotime)
     bad_posts = [
         (scores_url, {**good, "timestamp": "2026-06-01T12:00:01+00:00"}, media),  # no sub-second precision
-        (scores_url, {**good, "timestamp": "2026-06-01T12:00:00.050+00:00"}, media),  # older than the last
         (scores_url, {**good, "timestamp": "2026-06-01T12:00:02.000+00:00", "scoreGiven": -1}, media),  # schema
         (scores_url, {**good, "timestamp": "2026-06-01T12:00:03.000+00:00"}, {"Content-Type": "application/json"}),
         (scores_url.split("?")[0], {**good, "timestamp": "2026-06-01T12:00:04.000+00:00"}, media),  # query lost
@@ -355,8 +362,175 @@ def test_the_platform_checks_catch_what_lti1p3platform_alone_accepts(platform, t
     assert requests.post(scores_url, data=json.dumps(late), headers={**read_only, **media}, timeout=5).status_code == 400
     text = "\n".join(platform.violations)
     for fragment in ("InvalidAudienceError", "iss/sub", "replayed", "requested but not granted",
-                     "does not grant the score scope", "no sub-second precision", "not newer",
+                     "does not grant the score scope", "no sub-second precision",
                      "schema: -1 is less than the minimum", "Content-Type 'application/json'",
                      "not the line item's /scores with its query kept", "Completed and FullyGraded"):
         assert fragment in text, fragment
     platform.violations.clear()
+
+
+# ----------------------------------------------------------------------------- the platforms' rules
+
+
+def old_style_post(course, platform, tool_key, user: str, score_given: float, comment: str = "regrade"):
+    """A post as the export sent it before Canvas's extension and AGS's submittedAt: nothing but the score."""
+    from grader.lms import lti
+
+    config, key = files_for(course[0], platform, tool_key)
+    post = lti.make_score_poster(lti.load_platform_config(config), lti.load_private_key(key), platform.line_item_url)
+    last = platform.last_timestamp.get(user)
+    body = {**lti.score_body(user, score_given, MAX_SCORE, comment),
+            "timestamp": PostClock().next(user, after=last.isoformat() if last else None)}
+    try:
+        post(body)
+        return 200
+    except lti.PostError as exc:
+        return int(re.search(r"HTTP (\d+)", str(exc)).group(1))
+
+
+def hand_in(scores, name: str, failed=(), at: datetime | None = None, *adjustments) -> None:
+    """The score file `grader gradebook` writes for a student who handed in at `at`."""
+    stamp = at.isoformat(timespec="seconds") if at else None
+    (scores / f"{name}.json").write_text(json.dumps(adjusted(make_score(name, failed), *adjustments,
+                                                             submitted_at=stamp)))
+
+
+def test_canvas_marks_nothing_late_for_an_on_time_student_posted_after_the_due_date(capsys, course, platform,
+                                                                                   tool_key):
+    now = datetime.now(timezone.utc)
+    platform.due_at = now - timedelta(days=1)  # the scores are posted a day after the due date
+    scores = course[1]
+    hand_in(scores, "ada", (), now - timedelta(days=2))  # on time
+    hand_in(scores, "bob", ("hvp",), now - timedelta(hours=12))  # 12 h late; no penalty applied by gradebook
+    code, _, err = publish(capsys, course, platform, tool_key)
+    assert code == 0, err
+    ada, bob, chen = (platform.canvas[u] for u in ("lti-ada-6f1c", "lti-bob-77aa", "lti-chen-1b2c"))
+    assert [a.isoformat() for a in ada.attempts] == [(now - timedelta(days=2)).replace(microsecond=0).isoformat()]
+    assert not platform.late("lti-ada-6f1c")  # judged by when she handed in, not when we posted
+    assert platform.late("lti-bob-77aa") and len(bob.attempts) == 1  # Canvas's late policy sees a late hand-in
+    assert chen.attempts == [] and not platform.late("lti-chen-1b2c")  # no hand-in time: no attempt, never late
+    (ada_post,) = [a["body"] for a in platform.score_attempts if a["body"]["userId"] == "lti-ada-6f1c"]
+    assert ada_post["submission"] == {"submittedAt": ada_post["https://canvas.instructure.com/lti/submission"]
+                                      ["submitted_at"]}
+    # the difference: the same score posted the old way is a new attempt "submitted" now: late
+    assert old_style_post(course, platform, tool_key, "lti-ada-6f1c", 95) == 200
+    assert platform.late("lti-ada-6f1c") and len(ada.attempts) == 2
+
+
+def test_a_regrade_makes_no_new_attempt_and_a_rerun_no_duplicate_comment(capsys, course, platform, tool_key):
+    platform.allowed_attempts = 1
+    scores = course[1]
+    hand_in(scores, "ada", (), datetime.now(timezone.utc) - timedelta(hours=1))
+    publish(capsys, course, platform, tool_key)
+    ada = platform.canvas["lti-ada-6f1c"]
+    assert len(ada.attempts) == 1 and len(ada.comments) == 1
+    code, _, err = publish(capsys, course, platform, tool_key)  # rerun: nothing new
+    assert code == 0 and "0 posted, 4 unchanged" in err and len(ada.comments) == 1
+    hand_in(scores, "ada", ("hvp",), datetime.now(timezone.utc) - timedelta(hours=1))  # regraded
+    code, _, err = publish(capsys, course, platform, tool_key)
+    assert code == 0 and "1 posted, 3 unchanged" in err
+    assert len(ada.attempts) == 1 and ada.score == 90 and len(ada.comments) == 2  # the new summary, once
+    (regrade,) = [a["body"] for a in platform.score_attempts if a["body"]["userId"] == "lti-ada-6f1c"][1:]
+    assert regrade["https://canvas.instructure.com/lti/submission"]["new_submission"] is False
+    # the difference: the old export's regrade asked for a new attempt, which Canvas refuses here
+    assert old_style_post(course, platform, tool_key, "lti-ada-6f1c", 85) == 422
+
+
+def test_two_posts_for_a_student_in_one_second_conflict_so_the_clock_waits(capsys, course, platform, tool_key):
+    from grader.lms import lti
+
+    config, key = files_for(course[0], platform, tool_key)
+    post = lti.make_score_poster(lti.load_platform_config(config), lti.load_private_key(key), platform.line_item_url)
+    stamp = datetime.now(timezone.utc).replace(microsecond=100_000)
+    body = lti.score_body("lti-ada-6f1c", 90, MAX_SCORE, "first")
+    post({**body, "timestamp": stamp.isoformat(timespec="milliseconds")})
+    later = (stamp + timedelta(milliseconds=1)).isoformat(timespec="milliseconds")  # the old clock's next stamp
+    with pytest.raises(lti.PostError, match="HTTP 409"):  # Moodle: strtotime() of both is the same second
+        post({**body, "scoreGiven": 91, "timestamp": later})
+    ledger = course[1] / ".lti-ledger.json"
+    ledger.write_text(json.dumps({"version": 1, "line_items": {platform.line_item_url: {"lti-ada-6f1c": {
+        "score_hash": "earlier", "timestamp": stamp.isoformat(timespec="milliseconds")}}}}))
+    code, _, err = publish(capsys, course, platform, tool_key)
+    assert code == 0, err  # the clock waited for the next second
+    (sent,) = [a["body"]["timestamp"] for a in platform.score_attempts
+               if a["body"]["userId"] == "lti-ada-6f1c" and a["body"]["comment"] != "first"][-1:]
+    assert datetime.fromisoformat(sent).replace(microsecond=0) > stamp.replace(microsecond=0)
+
+
+def test_a_409_is_reported_clearly_and_not_retried(capsys, course, platform, tool_key):
+    platform.last_timestamp["lti-bob-77aa"] = datetime.now(timezone.utc) + timedelta(hours=1)  # posted elsewhere
+    code, _, err = publish(capsys, course, platform, tool_key, "--retries", "3")
+    assert code == 1
+    assert "FAILED lti-bob-77aa (line 3 (Bob Stone; submission bob)): score post answered HTTP 409" in err
+    assert "already holds a newer score for this student" in err and "not retried" in err
+    assert len([a for a in platform.score_attempts if a["body"]["userId"] == "lti-bob-77aa"]) == 1
+    assert sorted(platform.accepted()) == ["lti-ada-6f1c", "lti-chen-1b2c", "lti-dara-9e8d"]
+
+
+def test_a_late_penalty_from_gradebook_is_said_before_posting(capsys, course, platform, tool_key):
+    scores = course[1]
+    hand_in(scores, "bob", ("hvp",), datetime.now(timezone.utc) - timedelta(hours=12),
+            ("late", -9.0, "handed in 12 h late"))
+    code, _, err = publish(capsys, course, platform, tool_key)
+    assert code == 0
+    warning = err.index("1 score file(s) already carry a late penalty from `grader gradebook` (e.g. bob: -9 "
+                        "(handed in 12 h late)). This passback also tells the LMS when each student handed in")
+    assert warning < err.index("posted ")  # before anything is posted
+    assert platform.accepted()["lti-bob-77aa"][0]["scoreGiven"] == 81  # the adjusted total
+    assert "late -9 (handed in 12 h late); total 81/95" in platform.accepted()["lti-bob-77aa"][0]["comment"]
+    hand_in(scores, "bob", ("hvp",), datetime.now(timezone.utc) - timedelta(hours=12),
+            ("late", -4.5, "handed in 12 h late, half"))
+    platform.canvas.clear()
+    code, _, err = publish(capsys, course, platform, tool_key, "--no-submitted-at")
+    assert code == 0 and "1 posted" in err and "also tells the LMS" not in err and "late penalty" in err
+    (body,) = [a["body"] for a in platform.score_attempts if a["body"]["userId"] == "lti-bob-77aa"][-1:]
+    assert "submission" not in body and body["https://canvas.instructure.com/lti/submission"] == {
+        "new_submission": False}
+    assert platform.canvas["lti-bob-77aa"].attempts == []  # no attempt: Canvas's late policy never applies
+
+
+def test_an_interrupted_passback_says_who_was_posted(capsys, course, platform, tool_key, monkeypatch):
+    from grader.lms import lti
+
+    real = lti.make_score_poster
+
+    def interrupted_at_the_third(*args, **kwargs):
+        post, calls = real(*args, **kwargs), []
+
+        def wrapped(body):
+            calls.append(body)
+            if len(calls) == 3:
+                raise KeyboardInterrupt
+            post(body)
+        return wrapped
+
+    monkeypatch.setattr(lti, "make_score_poster", interrupted_at_the_third)
+    report = course[0] / "report.json"
+    code, _, err = publish(capsys, course, platform, tool_key, "--report", report)
+    assert code == 130
+    assert "stopped: interrupted (Ctrl-C); posted before stopping: lti-ada-6f1c, lti-bob-77aa; 2 score(s) not " \
+           "attempted, posted by the next run: lti-chen-1b2c, lti-dara-9e8d" in err
+    data = json.loads(report.read_text())
+    assert [p["user_id"] for p in data["posted"]] == ["lti-ada-6f1c", "lti-bob-77aa"]
+    monkeypatch.setattr(lti, "make_score_poster", real)
+    code, _, err = publish(capsys, course, platform, tool_key)
+    assert code == 0 and "2 posted, 2 unchanged" in err
+
+
+def test_lone_surrogates_and_scores_above_maximum_do_not_stop_the_passback(capsys, course, platform, tool_key):
+    scores = course[1]
+    text = json.dumps(make_score("bob", ["hvp"], submission_errors=["grad.py: SURROGATE C:\\data\\\""]))
+    text = text.replace("SURROGATE", "\\ud800 and \\udfff")  # valid JSON, not valid Unicode
+    (scores / "bob.json").write_text(text)
+    over = make_score("chen")
+    over["exercises"][0]["tests"][0]["score"] = 9.5
+    over["exercises"][0]["score"] = 12.5
+    over["score"] = 102.5
+    (scores / "chen.json").write_text(json.dumps(over))
+    code, out, err = publish(capsys, course, platform, tool_key, "--dry-run")
+    assert code == 0 and "\ufffd and \ufffd" in out
+    code, _, err = publish(capsys, course, platform, tool_key)
+    assert code == 0, err
+    assert "\ufffd and \ufffd C:\\data\\\"" in platform.accepted()["lti-bob-77aa"][0]["comment"]
+    assert platform.accepted()["lti-chen-1b2c"][0]["scoreGiven"] == MAX_SCORE  # clamped...
+    assert "chen.json: score above its maximum (test graph_node_counts::test_public 9.5/2" in err  # ...and said

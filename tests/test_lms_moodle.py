@@ -80,19 +80,35 @@ def test_m5_rescaling_and_the_100_limit(capsys, setup):
     assert rows["bob@example.edu"][0] == "8.42" and rows["ada@example.edu"][0] == "10"
     assert rows["eve@example.edu"] == ["0", "No submission received."]
     tmp_path, scores, _ = setup
-    big = make_score("ada")
-    for exercise in big["exercises"]:
+    for path in scores.glob("*.json"):  # a class graded out of 190
+        (scores / path.name).write_text(json.dumps(doubled(json.loads(path.read_text()))))
+    code, _, err = export(capsys, setup)
+    assert code == 2 and "Moodle refuses grades above 100" in err and "--grade-max" in err
+    code, text, _ = export(capsys, setup, "--unlimited-grades")
+    assert code == 1 and parse(text)[1][1] == "190"
+
+
+def doubled(data: dict) -> dict:
+    """The same score file with every score and maximum doubled."""
+    for exercise in data["exercises"]:
         for test in exercise["tests"]:
             test["score"] *= 2
             test["max_score"] *= 2
         exercise["score"] *= 2
         exercise["max_score"] *= 2
-    big["score"] = big["max_score"] = 190.0
-    (scores / "ada.json").write_text(json.dumps(big))
-    code, _, err = export(capsys, setup)
-    assert code == 2 and "Moodle refuses grades above 100" in err and "--grade-max" in err
-    code, text, _ = export(capsys, setup, "--unlimited-grades")
-    assert code == 1 and parse(text)[1][1] == "190"
+    data["score"] *= 2
+    data["max_score"] *= 2
+    return data
+
+
+def test_a_file_graded_out_of_another_maximum_is_reported_and_the_class_exported(capsys, setup):
+    tmp_path, scores, _ = setup
+    (scores / "ada.json").write_text(json.dumps(doubled(make_score("ada"))))
+    code, text, err = export(capsys, setup)
+    assert code == 1 and "ada@example.edu" not in text and "bob@example.edu" in text
+    assert "NOT EXPORTED: ada.json (student at roster line 2" in err and "other exercises or maxima" in err
+    code, text, err = export(capsys, setup, "--grade-max", "10")  # rescaled: each file by its own maximum
+    assert "ada@example.edu,10," in text
 
 
 @pytest.mark.parametrize("field, header, expected", [

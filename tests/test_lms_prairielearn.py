@@ -102,7 +102,21 @@ def test_the_validator_catches_each_broken_rule():
         "P2": {**good, "gradable": "yes"},
         "P3": {**good, "format_errors": {"a": 1}},
         "P4": {**good, "tests": [{"name": "t", "points": "1", "max_points": 2}]},
+        "P6": {**good, "tests": [{"name": "t", "points": 107.5, "max_points": 100}]},
     }
     for rule, results in broken.items():
         assert any(p.startswith(rule) for p in prairielearn.validate_results(results)), rule
     assert prairielearn.validate_results(good, b"{\"a\": \"\\u0000\"}")[0].startswith("P5")
+
+
+def test_a_score_above_its_maximum_is_clamped_with_a_warning(capsys, tmp_path):
+    data = make_score("bob")
+    data["exercises"][0]["tests"][1]["score"] = 10.5  # 10.5 of 3: hand-edited
+    data["exercises"][0]["score"] = 12.5
+    data["score"] = 102.5
+    (tmp_path / "bob.json").write_text(json.dumps(data))
+    code, _, err = run_grader(capsys, "export", "prairielearn", tmp_path / "bob.json", "--out", tmp_path / "r.json")
+    results = json.loads((tmp_path / "r.json").read_text())
+    assert code == 0 and results["score"] == 1.0
+    assert all(t["points"] <= t["max_points"] for t in results["tests"])
+    assert "warning: bob.json: score above its maximum (test graph_node_counts::test_hidden 10.5/3" in err

@@ -66,4 +66,5 @@ def test_hidden_messages_show_no_values(engine, tmp_path):
     visible = [t["message"] for t in tests if t["visibility"] == "visible" and t["status"] == "failed"]
     assert hidden and visible
     assert all(re.search(r"-?\d+\.\d", m) is None for m in hidden), hidden
-    assert all("got [" in m for m in visible), visible
+    small = [t["message"] for t in tests if t["name"] == "test_hvp_small"]
+    assert small and "got [" in small[0], small

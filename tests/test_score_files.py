@@ -69,6 +69,38 @@ def test_resume_skips_finished_and_regrades_changed(graded, tmp_path):
     assert json.loads((out / "wrong.json").read_text())["score"] == 100
     assert {p.name: p.stat().st_mtime_ns for p in out.glob("*.json") if p.name != "wrong.json"} == \
         {k: v for k, v in before.items() if k != "wrong.json"}
+    assert summary.regraded == {"wrong": "submission changed"}
+
+
+def test_every_file_records_the_tests_fingerprint(graded):
+    from grader import catalog
+
+    out, _, _ = graded
+    for path in out.glob("*.json"):
+        assert json.loads(path.read_text())["tests_sha256"] == catalog.tests_sha256()
+
+
+def test_resume_regrades_everything_after_a_seed_change_and_says_why(graded, tmp_path):
+    import shutil
+
+    from grader.display import grading_summary
+
+    out, _, wrong = graded
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    paths = [str(SOLUTIONS), str(STUBS), str(wrong)]
+    summary = grade_many(paths, copy, Options(seed=6), resume=True)
+    assert summary.skipped == [] and len(summary.written) == 3
+    assert summary.regraded == {"solutions": "seed 5 -> 6", "exercises": "seed 5 -> 6", "wrong": "seed 5 -> 6"}
+    assert all(json.loads(p.read_text())["seed"] == 6 for p in copy.glob("*.json"))
+    assert "--resume regraded 3 with a score file already there: 3 seed 5 -> 6" in \
+        grading_summary(summary.reports, 0, summary.seconds, str(copy), summary.regraded)
+    # a file from before the fingerprint, or from other tests, is regraded too
+    report = json.loads((copy / "solutions.json").read_text())
+    report["tests_sha256"] = "0" * 64
+    (copy / "solutions.json").write_text(json.dumps(report))
+    summary = grade_many(paths, copy, Options(seed=6), resume=True)
+    assert summary.regraded == {"solutions": "tests changed"} and sorted(summary.skipped) == ["exercises", "wrong"]
 
 
 def test_atomic_write_leaves_no_temporary_files(tmp_path):
@@ -122,3 +154,26 @@ def test_a_dying_pool_process_loses_no_submission(tmp_path):
     for i in range(6):
         report = json.loads((tmp_path / "out" / f"s{i}.json").read_text())
         assert report["score"] == 100, report.get("submission_errors")
+
+
+def test_version_1_0_files_are_still_read_and_an_unknown_version_is_refused(graded, tmp_path):
+    """1.1 added optional fields only (tests_sha256, mistake, the gradebook's): a 1.0 file, as earlier
+    graders wrote it, still validates and exports; a version this grader does not know is refused."""
+    out, _, _ = graded
+    report = json.loads((out / "wrong.json").read_text())
+    assert report["schema_version"] == results.SCHEMA_VERSION == "1.1"
+    old = json.loads(json.dumps(report))
+    old["schema_version"] = "1.0"
+    old.pop("tests_sha256", None)
+    for exercise in old["exercises"]:
+        for test in exercise["tests"]:
+            test.pop("mistake", None)
+    assert results.validate(old) == []
+    folder = tmp_path / "old"
+    folder.mkdir()
+    (folder / "wrong.json").write_text(json.dumps(old))
+    assert load_score_dir(folder).problems == []
+    old["schema_version"] = "2.0"
+    assert results.validate(old) != []
+    (folder / "wrong.json").write_text(json.dumps(old))
+    assert load_score_dir(folder).problems != []

@@ -107,3 +107,37 @@ def test_the_submitted_zip_grades_like_the_folder_and_its_root_file_never_counts
     from_zip, from_folder, from_hostile = (scores(engine.grade(p)) for p in (out, folder, hostile))
     assert from_zip == from_folder == from_hostile
     assert from_zip["partial_grads"] == 0 and from_zip["graph_node_counts"] == 5
+
+
+def test_submit_refuses_a_missing_or_non_importing_module(tmp_path, capsys):
+    folder = tmp_path / "work"
+    folder.mkdir()
+    for module in intake.module_files():
+        (folder / module).write_bytes((SOLUTIONS / module).read_bytes())
+    (folder / "grad.py").write_text((SOLUTIONS / "grad.py").read_text() + "\nimport no_such_module_anywhere\n")
+    (folder / "inplace.py").unlink()
+    out = tmp_path / "s.zip"
+    assert main(["submit", str(folder), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "inplace.py is missing / 缺少 inplace.py" in err
+    assert "grad.py does not import / 无法导入 grad.py" in err and "no_such_module_anywhere" in err
+    assert not out.exists()
+
+
+def test_submit_refuses_a_module_that_exits_at_import(tmp_path, capsys):
+    folder = tmp_path / "work"
+    folder.mkdir()
+    for module in intake.module_files():
+        (folder / module).write_bytes((SOLUTIONS / module).read_bytes())
+    (folder / "graph.py").write_text("import os\nos._exit(3)\n")
+    assert main(["submit", str(folder), "--out", str(tmp_path / "s.zip")]) == 1
+    assert "graph.py does not import" in capsys.readouterr().err
+
+
+def test_submit_warns_about_unfinished_functions(tmp_path, capsys):
+    out = tmp_path / "s.zip"
+    assert main(["submit", str(STUBS), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "grad.py: partial_grads, nth_derivative, hvp, jacobian_rows still raise NotImplementedError" in err
+    assert "SmoothAbs.forward, SmoothAbs.backward" in err
+    assert out.exists()

@@ -1,10 +1,12 @@
-"""The corpus of realistic wrong submissions: each one loses points on its own exercise only.
+"""The corpus of realistic wrong submissions: each one loses points on its own exercise only, fails
+`grader check`, and is named by its own mistake id.
 
-Every file in tests/submissions/wrong/ holds one learner mistake: the wrong function or class,
-and three constants, EXERCISE (the exercise it breaks), MODULE (where that exercise lives) and
-PUBLIC ("pass" if the exercise's public tests still pass, "fail" otherwise). The submission is
-the reference everywhere else: its MODULE is the solution's source followed by the file's, whose
-later definitions replace the solution's.
+Every file in tests/submissions/wrong/ holds one learner mistake: the wrong function or class, and four
+constants, EXERCISE (the exercise it breaks), MODULE (where that exercise lives), PUBLIC ("pass" if
+`grader check` still passes the exercise, "fail" otherwise) and MISTAKE (the id, `<exercise>.<key>` of
+grader/cases/mistakes.yaml, that a failed test of the exercise must carry). The submission is the
+reference everywhere else: its MODULE is the solution's source followed by the file's, whose later
+definitions replace the solution's.
 """
 
 from __future__ import annotations
@@ -16,14 +18,13 @@ from pathlib import Path
 import pytest
 
 from grader import catalog
-from grader.cases.kit import ERROR_HINTS, MISTAKES, mistake_text
 from grader.host import results
 from grader.host.runner import Options, grade_many
 
-from conftest import SOLUTIONS, SUBMISSIONS, lost, make_submission, public_passed
+from conftest import SOLUTIONS, SUBMISSIONS, lost, make_submission
 
 WRONG = SUBMISSIONS / "wrong"
-CONSTANTS = ("EXERCISE", "MODULE", "PUBLIC")
+CONSTANTS = ("EXERCISE", "MODULE", "PUBLIC", "MISTAKE")
 
 
 def read_entry(path: Path) -> dict:
@@ -40,25 +41,36 @@ def read_entry(path: Path) -> dict:
 CORPUS = {p.stem: read_entry(p) for p in sorted(WRONG.glob("*.py"))}
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    """Grades the whole corpus once (seed 0, public and hidden tests, one engine per CPU) and
-    returns a lookup of the reports by entry name."""
-    base = tmp_path_factory.mktemp("corpus")
+def corpus_paths(base: Path) -> list[str]:
     paths = []
     for name, entry in CORPUS.items():
         module = entry["MODULE"]
         source = (SOLUTIONS / module).read_text() + "\n\n" + entry["path"].read_text()
         paths.append(str(make_submission(base / "subs" / name, {module: source})))
-    summary = grade_many(paths, base / "out", Options(seed=0), workers=os.cpu_count() or 2)
-    reports = {r["submission"]: r for r in summary.reports}
-    return reports.__getitem__
+    return paths
 
 
-def failures(report: dict, exercise: str, visibility: str | None = None) -> list[str]:
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """Grades the whole corpus once (seed 0, public and hidden tests, one engine per CPU), and once more
+    as `grader check` does (public tests only). Returns a lookup: graded(name) or graded(name, "check")."""
+    base = tmp_path_factory.mktemp("corpus")
+    paths = corpus_paths(base)
+    workers = os.cpu_count() or 2
+    full = grade_many(paths, base / "out", Options(seed=0), workers=workers)
+    check = grade_many(paths, base / "check", Options(seed=0, folders=("public",)), workers=workers)
+    reports = {("grade", r["submission"]): r for r in full.reports}
+    reports.update({("check", r["submission"]): r for r in check.reports})
+    return lambda name, kind="grade": reports[kind, name]
+
+
+def failed_tests(report: dict, exercise: str, visibility: str | None = None) -> list[dict]:
     entry = next(e for e in report["exercises"] if e["name"] == exercise)
-    return [t["message"] for t in entry["tests"]
-            if t["status"] != "passed" and (visibility is None or t["visibility"] == visibility)]
+    return [t for t in entry["tests"] if t["status"] != "passed" and (visibility is None or t["visibility"] == visibility)]
+
+
+def check_passes(report: dict, exercise: str) -> bool:
+    return not failed_tests(report, exercise)
 
 
 @pytest.mark.parametrize("name", sorted(CORPUS))
@@ -71,6 +83,9 @@ def test_entry_is_well_formed(name):
     exercise = catalog.load().exercise(entry["EXERCISE"])
     assert exercise.module == entry["MODULE"], f"{name}: {entry['EXERCISE']} lives in {exercise.module}"
     assert entry["PUBLIC"] in ("pass", "fail")
+    prefix, _, key = entry["MISTAKE"].partition(".")
+    assert prefix == entry["EXERCISE"], f"{name}: the mistake id starts with its exercise"
+    catalog.mistake(prefix, key)  # listed in mistakes.yaml
     assert entry["doc"] and len(entry["doc"].splitlines()) == 1, f"{name}: say the mistake in one sentence"
 
 
@@ -82,83 +97,55 @@ def test_mistake_costs_its_own_exercise_only(graded, name):
     assert report.get("submission_errors", []) == [], report.get("submission_errors")
     assert lost(report) == {entry["EXERCISE"]}, \
         f"{name} should lose points on {entry['EXERCISE']} only; lost {sorted(lost(report))}"
-    assert public_passed(report, entry["EXERCISE"]) == (entry["PUBLIC"] == "pass"), \
-        f"{name}: PUBLIC = {entry['PUBLIC']!r}, but the public tests say {failures(report, entry['EXERCISE'], 'visible')}"
+    check = graded(name, "check")
+    assert check_passes(check, entry["EXERCISE"]) == (entry["PUBLIC"] == "pass"), \
+        f"{name}: PUBLIC = {entry['PUBLIC']!r}, but grader check says {failed_tests(check, entry['EXERCISE'])}"
 
 
-def test_corpus_covers_every_exercise_with_a_mistake_only_hidden_tests_catch(graded):
-    """For every exercise some mistake passes the public tests and still loses points."""
-    assert len(CORPUS) >= 30
-    caught_by_hidden = {}
-    for name, entry in CORPUS.items():
-        if entry["PUBLIC"] != "pass":
-            continue
-        report = graded(name)
-        exercise = entry["EXERCISE"]
-        if public_passed(report, exercise) and exercise in lost(report) and failures(report, exercise, "hidden"):
-            caught_by_hidden.setdefault(exercise, []).append(name)
-    missing = [e.name for e in catalog.load().exercises if e.name not in caught_by_hidden]
-    assert missing == [], f"no corpus mistake passes the public tests and fails hidden ones for {missing}"
-
-
-def _hint(key: str) -> str:
-    en, zh = ERROR_HINTS[key]
-    return f"Hint: {en} / {zh}"
-
-
-# A mistake, and the text a hidden test's failure message names it with (kit.MISTAKES / ERROR_HINTS,
-# or a probe's own explanation).
-NAMED = [
-    ("two_losses_aliased_grad", mistake_text("aliased_grad")),
-    ("two_losses_zeroed_between", mistake_text("not_accumulated")),
-    ("two_losses_no_retain_graph", _hint("backward through the graph a second time")),
-    ("weighted_sum_backward", mistake_text("unweighted")),
-    ("intermediate_grads_sum_loss", mistake_text("wrong_loss")),
-    ("gnc_none_not_skipped", _hint("'NoneType'")),
-    ("dynamic_doubling_branch_ignored", mistake_text("unscaled_branch")),
-    ("nth_derivative_differentiates_f_each_time", mistake_text("first_derivative_only")),
-    ("nth_derivative_no_create_graph", mistake_text("graph_dropped")),
-    ("hvp_no_create_graph", _hint("does not require grad")),
-    ("hvp_sum_instead_of_v", mistake_text("hvp_of_sum")),
-    ("partial_grads_no_allow_unused", _hint("not have been used in the graph")),
-    ("jacobian_rows_grad_of_sum", mistake_text("grad_of_sum")),
-    ("grads_per_step_not_zeroed", mistake_text("not_zeroed")),
-    ("grads_per_step_recorded_alias", mistake_text("recorded_alias")),
-    ("microbatches_batch_mean", mistake_text("batch_mean")),
-    ("microbatches_divide_by_num_batches", mistake_text("per_step_scaled")),
-    ("gd_fit_not_zeroed", mistake_text("no_zero_gd")),
-    ("gd_fit_update_without_no_grad", _hint("leaf Variable that requires grad")),
-    ("gd_fit_rebind_outside_no_grad", _hint("'NoneType'")),
-    ("shifted_sigmoid_inplace_add", _hint("modified by an inplace operation")),
-    ("shifted_sigmoid_shift_dropped", mistake_text("no_shift_in_s")),
-    ("shifted_sigmoid_mean_backward", mistake_text("mean_not_sum")),
-    ("shifted_sigmoid_data_shift", mistake_text("shifted_saved_output")),
-    ("smooth_abs_sign_backward", mistake_text("sign_instead")),
-    ("smooth_abs_no_grad_backward", mistake_text("not_differentiable")),
-    ("smooth_abs_once_differentiable", mistake_text("not_differentiable")),
-    ("smooth_abs_detached_output", mistake_text("detached_in_backward")),
-    ("numerical_gradient_forward_difference", mistake_text("forward_difference")),
-    ("frozen_predict_inference_mode", _hint("Inference tensors cannot be saved for backward")),
-    ("frozen_predict_grad_disabled_globally", "torch.set_grad_enabled(False) was never undone"),
-]
-
-
-@pytest.mark.parametrize("name, text", NAMED, ids=[n for n, _ in NAMED])
-def test_hidden_failure_message_names_the_mistake(graded, name, text):
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_failure_names_the_mistake(graded, name):
+    """A failed test of the exercise carries the mistake's id, and its message gives the mistake's advice."""
     entry = CORPUS[name]
-    messages = failures(graded(name), entry["EXERCISE"], "hidden")
-    assert any(text in m for m in messages), messages
+    tests = failed_tests(graded(name), entry["EXERCISE"])
+    named = [t for t in tests if t.get("mistake", {}).get("id") == entry["MISTAKE"]]
+    assert named, [(t["name"], t.get("mistake", {}).get("id"), t["message"][:200]) for t in tests]
+    for t in named:
+        assert t["mistake"]["en"] in t["message"] and t["mistake"]["zh"] in t["message"]
 
 
-# MISTAKES entries no corpus mistake produces. gradient_not_hvp: returning the gradient itself from hvp takes a
-# bug of another kind (returning the wrong variable), not an autograd misunderstanding.
-NOT_NAMED = ["gradient_not_hvp"]
+def test_every_mistake_fails_grader_check():
+    """Each corpus mistake breaks a rule its exercise's docstring states, and the public checks (the
+    docstring's examples and the public edge cases) catch every one: none is PUBLIC = "pass"."""
+    assert len(CORPUS) >= 60
+    assert sorted(n for n, e in CORPUS.items() if e["PUBLIC"] == "pass") == []
 
 
-def test_named_mistakes_cover_the_catalogue():
-    """Every MISTAKES entry is named by some corpus mistake above, or listed in NOT_NAMED."""
-    named = "\n".join(text for _, text in NAMED)
-    assert [key for key in MISTAKES if mistake_text(key) not in named] == NOT_NAMED
+# Exercise-specific entries of mistakes.yaml that no corpus file makes, and why.
+NOT_MADE = {
+    "graph_node_counts.missing_accumulate_grad": "a walk that stops before the leaves; seen in no student code yet",
+    "graph_node_counts.wrong_counts": "the catch-all for counts that match no known mistake",
+    "make_leaf.no_requires_grad": "forgetting requires_grad_ entirely; trivially caught, not worth a file",
+    "intermediate_grads.missing_key": "a misspelt key; trivially caught",
+    "dynamic_doubling.steps_not_int": "returning steps as a tensor; trivially caught",
+    "hvp.gradient_not_hvp": "returning the gradient itself takes a bug of another kind (the wrong variable)",
+    "hvp.shortcut": "torch.autograd.functional.hvp; the hostile corpus covers shortcuts",
+    "hvp.single_pass": "only reachable with a shortcut",
+    "jacobian_rows.shortcut": "torch.func.jacrev; the hostile corpus covers shortcuts",
+    "jacobian_rows.one_pass": "only reachable with a shortcut",
+    "add_into.not_new_tensor": "returning a for inplace=False; trivially caught",
+    "safe_add_.not_same_object": "returning a new tensor; trivially caught",
+    "SmoothAbs.wrong_gradient_count": "backward returning one value; the zero-for-eps file shows the neighbour",
+    "SmoothAbs.autograd_in_backward": "torch.autograd.grad inside backward; the hostile corpus covers it",
+    "numerical_gradient.autograd_used": "evaluating f with requires_grad on; caught with the float64 check",
+}
+
+
+def test_every_specific_mistake_is_made_by_the_corpus_or_said_why_not():
+    specific = {f"{section}.{key}" for section, entries in catalog.load_mistakes().items()
+                if section != catalog.COMMON for key in entries}
+    made = {e["MISTAKE"] for e in CORPUS.values()}
+    assert sorted(specific - made) == sorted(NOT_MADE), "update NOT_MADE"
+    assert not set(NOT_MADE) & made
 
 
 @pytest.mark.parametrize("name", ["smooth_abs_no_grad_backward", "smooth_abs_once_differentiable"])

@@ -1,10 +1,12 @@
 """`grader export student`: the bundle students get.
 
-It holds the stubs (`exercises/`), the grader package with its public tests, a points file
-that lists only the public tests, `pyproject.toml` and a short bilingual README. It never
-holds the solutions, the hidden tests (nor their names), the project's own tests, or
-anything under version control that is not listed here; `check_bundle` proves it on the
-finished zip.
+It unzips into one folder, `autograd-lab-student/`, holding the stubs (`exercises/`), the part of
+the grader package students run (`grader check`, `grader submit`) with its public tests, a points
+file that lists only the public tests, a `pyproject.toml` whose only dependencies are torch, pytest
+and pyyaml, and a bilingual README whose lines a student copies and pastes. It never holds the
+solutions, the hidden tests (nor their names), the instructors' code (LMS exports, otter-grader,
+Gradescope, Dask), the project's own tests, or anything under version control that is not listed
+here; `check_bundle` proves it on the finished zip.
 """
 
 from __future__ import annotations
@@ -21,25 +23,69 @@ import yaml
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # grader/
 CHECKOUT = PACKAGE_DIR.parent
+TOP = "autograd-lab-student"  # the one folder the bundle unzips into
 FORBIDDEN_PARTS = ("cases/hidden", "solutions", "tests/", "__pycache__", ".git")
+INSTRUCTOR_PARTS = ("grader/lms/", "grader/exports/otter.py", "grader/exports/gradescope.py", "grader/host/distributed.py")
 PACKAGE_SUFFIXES = (".py", ".json", ".yaml", ".ini")
 
 STUDENT_README = """\
 # autograd-lab: the autograd problem set / 自动求导习题
 
-Edit the six files in `exercises/`, then check your work with the public tests:
-编辑 `exercises/` 中的六个文件，然后用公开测试检查：
+Edit the six files in `exercises/`; each function's docstring says what to do, with examples.
+编辑 `exercises/` 中的六个文件；每个函数的文档字符串都说明了要做什么，并附有示例。
 
-    pip install -e .          # once / 只需一次 (torch, pytest, pyyaml)
-    grader check              # all exercises / 全部习题
-    grader check --exercise partial_grads
+## Once: a virtual environment with a CPU build of torch / 只需一次：建立虚拟环境并安装 CPU 版 torch
 
-`grader check` runs the public tests only. Your grade also uses hidden tests with other,
-random inputs, so make every function follow the conventions in its docstring.
-`grader check` 只运行公开测试。评分时还会用其他随机输入运行隐藏测试，所以请让每个函数都遵守其文档字符串中的约定。
+In this folder (Python 3.10 or newer) / 在本文件夹中（Python 3.10 或更新版本）:
 
-Submit the `exercises/` folder (or a .zip of it), as your course says.
-按课程要求提交 `exercises/` 文件夹（或其 .zip 压缩包）。
+    python3 -m venv .venv && . .venv/bin/activate
+    pip install torch --index-url https://download.pytorch.org/whl/cpu
+    pip install -e .
+
+(Windows: `.venv\\Scripts\\activate`. A plain `pip install torch` on Linux downloads the large CUDA build;
+for a GPU use `pip install torch` instead of the second line. / 在 Linux 上直接 `pip install torch` 会下载很大的
+CUDA 版本；需要 GPU 时把第二行换成 `pip install torch`。)
+
+## Check, as often as you like / 随时检查
+
+    grader check                              # every exercise / 全部习题
+    grader check --exercise partial_grads     # one exercise / 单个习题
+
+`grader check` runs the public checks: the public tests and every docstring example. Your grade
+uses hidden tests with other, random inputs, so follow each docstring's conventions.
+`grader check` 运行公开检查：公开测试和文档字符串中的每个示例。评分时还会用其他随机输入运行隐藏测试，
+所以请遵守每个文档字符串中的约定。
+
+## Hand in / 提交
+
+    grader submit                             # writes submission.zip / 生成 submission.zip
+
+Hand in `submission.zip` as your course says. `grader submit` refuses a hand-in with a missing
+module or one that does not import, and warns about functions still raising NotImplementedError.
+按课程要求提交 `submission.zip`。模块缺失或无法导入时 `grader submit` 会拒绝生成，
+仍抛出 NotImplementedError 的函数会给出警告。
+"""
+
+STUDENT_PYPROJECT = """\
+[build-system]
+requires = ["setuptools>=64"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "autograd-lab-student"
+version = "{version}"
+description = "The autograd problem set: stubs to complete and the grader's public checks"
+requires-python = ">=3.10"
+dependencies = ["torch>=2.1", "pytest>=7.4", "pyyaml>=6.0"]
+
+[project.scripts]
+grader = "grader.cli:main"
+
+[tool.setuptools.packages.find]
+include = ["grader", "grader.*"]
+
+[tool.setuptools.package-data]
+grader = ["schema/*.json", "cases/*.yaml", "cases/*.ini", "cases/public/*.py", "cases/public/*.json"]
 """
 
 
@@ -58,7 +104,8 @@ def cmd_export_student(args) -> int:
         return 1
     with zipfile.ZipFile(out) as zf:
         count = len(zf.namelist())
-    print(f"wrote {out} ({count} files): stubs, public tests and the grader; no solutions, no hidden tests")
+    print(f"wrote {out} ({count} files, in {TOP}/): stubs, public tests and the student's grader; no solutions, "
+          f"no hidden tests, no instructor code")
     return 0
 
 
@@ -67,14 +114,16 @@ def bundle_files() -> dict[str, bytes]:
     exercises = CHECKOUT / "exercises"
     if not exercises.is_dir():
         raise SystemExit(f"no exercises/ next to the grader package ({exercises}): export from a source checkout")
+    import grader
+
     files: dict[str, bytes] = {}
     for path in sorted(exercises.glob("*.py")):
         files[f"exercises/{path.name}"] = path.read_bytes()
-    files.update(package_files(FORBIDDEN_PARTS))
+    files.update(package_files(FORBIDDEN_PARTS + INSTRUCTOR_PARTS))
     files["grader/cases/points.yaml"] = public_points_yaml()
-    files["pyproject.toml"] = (CHECKOUT / "pyproject.toml").read_bytes()
+    files["pyproject.toml"] = STUDENT_PYPROJECT.format(version=grader.__version__).encode()
     files["README.md"] = STUDENT_README.encode()
-    return files
+    return {f"{TOP}/{name}": data for name, data in files.items()}
 
 
 def package_files(exclude: tuple[str, ...]) -> dict[str, bytes]:
@@ -91,7 +140,8 @@ def package_files(exclude: tuple[str, ...]) -> dict[str, bytes]:
 def public_points_yaml() -> bytes:
     data = yaml.safe_load((PACKAGE_DIR / "cases" / "points.yaml").read_text(encoding="utf-8"))
     public = {name: {"module": e["module"], "public": e["public"]} for name, e in data.items() if e.get("public")}
-    header = "# Points of the public tests. Hidden tests are not part of this bundle.\n"
+    header = ("# Points of the public tests. Hidden tests are not part of this bundle: the grade's rule that a\n"
+              "# public test's points need the exercise's general (hidden) case applies when you are graded.\n")
     return (header + yaml.safe_dump(public, sort_keys=False, allow_unicode=True)).encode()
 
 
@@ -122,7 +172,9 @@ def check_bundle(path: Path) -> list[str]:
     with zipfile.ZipFile(path) as zf:
         for name in zf.namelist():
             data = zf.read(name)
-            if any(part in name for part in FORBIDDEN_PARTS):
+            if not name.startswith(f"{TOP}/"):
+                problems.append(f"{name}: outside the bundle's one folder {TOP}/")
+            if any(part in name for part in FORBIDDEN_PARTS + INSTRUCTOR_PARTS):
                 problems.append(f"{name}: a forbidden path")
             if data in solutions:
                 problems.append(f"{name}: identical to a reference solution")
@@ -131,7 +183,7 @@ def check_bundle(path: Path) -> list[str]:
                 if test in text:
                     problems.append(f"{name}: names the hidden test {test}")
         for name in zf.namelist():
-            if name.startswith("exercises/") and name.endswith(".py"):
+            if name.startswith(f"{TOP}/exercises/") and name.endswith(".py"):
                 problems += [f"{name}: {p}" for p in _not_stubbed(zf.read(name))]
     return problems
 
@@ -141,15 +193,24 @@ def _hidden_test_names() -> set[str]:
     return {test for e in data.values() for test in (e.get("hidden") or {})}
 
 
+def stub_functions(source: bytes) -> tuple[list[str], list[str]]:
+    """(functions whose body raises NotImplementedError, functions whose body does not): public
+    functions and methods (SmoothAbs.forward as "forward"), read without running the code."""
+    tree = ast.parse(io.BytesIO(source).read())
+    functions = [(n.name, n) for n in tree.body if isinstance(n, ast.FunctionDef)]
+    functions += [(f"{c.name}.{n.name}", n) for c in tree.body if isinstance(c, ast.ClassDef)
+                  for n in c.body if isinstance(n, ast.FunctionDef)]
+    stubs, written = [], []
+    for name, node in functions:
+        if not node.name.startswith("_"):
+            raises = any(isinstance(n, ast.Raise) and "NotImplementedError" in ast.unparse(n) for n in ast.walk(node))
+            (stubs if raises else written).append(name)
+    return stubs, written
+
+
 def _not_stubbed(source: bytes) -> list[str]:
     """Functions (and SmoothAbs methods) whose body does not raise NotImplementedError.
 
     shifted_sigmoid_and_grad is the exception: it ships the buggy code the students repair."""
-    tree = ast.parse(io.BytesIO(source).read())
-    problems = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_") and node.name != "shifted_sigmoid_and_grad":
-            raises = any(isinstance(n, ast.Raise) and "NotImplementedError" in ast.unparse(n) for n in ast.walk(node))
-            if not raises:
-                problems.append(f"{node.name} does not raise NotImplementedError")
-    return problems
+    return [f"{name} does not raise NotImplementedError" for name in stub_functions(source)[1]
+            if name != "shifted_sigmoid_and_grad"]

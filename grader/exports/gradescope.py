@@ -23,13 +23,16 @@ import time
 import traceback
 from pathlib import Path
 
+from grader.errors import UsageError
 from grader.exports.bundle import CHECKOUT, PACKAGE_DIR, package_files, write_zip
+from grader.safetext import clean_text
 
 TORCH_REQUIREMENT = "torch>=2.5,<2.14"
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 SOURCE_DIR = "autograd_lab"  # the package source's folder in the instructor zips
 CONFIG_FILE = "autograd_lab.json"
 DEFAULT_ROOT = "/autograder"
+OUTPUT_LIMIT = 10_000  # characters of a submission's text in one test's output
 
 SOURCE_README = """\
 # autograd-lab (grader package, instructor copy)
@@ -93,10 +96,26 @@ def add_grading_options(p) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the hidden tests' random inputs (default 0, as grader grade)")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"],
                    help="where student code runs its tensors when grading (default: cpu)")
+    p.add_argument("--max-submissions", type=int, metavar="N",
+                   help="grade at most N submissions per student (in each --window); past that a submission is not "
+                        "graded, keeps the last graded score and tells the student when the next one counts")
+    p.add_argument("--window", type=float, metavar="HOURS",
+                   help="with --max-submissions: count the graded submissions of the last HOURS hours "
+                        "(default: the whole assignment)")
+
+
+def submission_limit(args):
+    """The --max-submissions/--window limit of an export, or None."""
+    from grader.policy.limits import Limit
+
+    try:
+        return Limit.from_options(args.max_submissions, args.window)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def cmd_export_gradescope(args) -> int:
-    out = build_gradescope_zip(args.out, seed=args.seed, device=args.device)
+    out = build_gradescope_zip(args.out, seed=args.seed, device=args.device, limit=submission_limit(args))
     print(f"wrote {out}: upload it as the autograder of a Gradescope programming assignment; "
           f"students submit the zip that `grader submit` makes")
     return 0
@@ -120,16 +139,17 @@ def requirements_txt(autograder_dir: str = DEFAULT_ROOT) -> str:
             f"-e {autograder_dir}/source/{SOURCE_DIR}\n")
 
 
-def grading_config(seed: int, device: str) -> bytes:
-    return (json.dumps({"seed": seed, "device": device}, indent=2) + "\n").encode()
+def grading_config(seed: int, device: str, limit=None) -> bytes:
+    config = {"seed": seed, "device": device, **(limit.as_config() if limit else {})}
+    return (json.dumps(config, indent=2) + "\n").encode()
 
 
-def build_gradescope_zip(out: Path, seed: int = 0, device: str = "cpu") -> Path:
+def build_gradescope_zip(out: Path, seed: int = 0, device: str = "cpu", limit=None) -> Path:
     files = {
         "setup.sh": SETUP_SH.encode(),
         "run_autograder": RUN_AUTOGRADER.encode(),
         "requirements.txt": requirements_txt().encode(),
-        CONFIG_FILE: grading_config(seed, device),
+        CONFIG_FILE: grading_config(seed, device, limit),
         **source_files(),
     }
     return write_zip(out, files, executable=("setup.sh", "run_autograder"))
@@ -149,16 +169,24 @@ def run(root: Path) -> dict:
     """Grade ROOT/submission and write ROOT/results/results.json; returns what was written."""
     from grader.host.intake import load
     from grader.host.results import write_atomic
+    from grader.policy import limits
 
     root = Path(root)
     start = time.monotonic()
     try:
         config = json.loads((root / "source" / CONFIG_FILE).read_text(encoding="utf-8"))
-        protect_hidden_tests(root)
-        sub = load(submission_path(root / "submission"))
-        report = grade(sub, seed=config.get("seed", 0), device=config.get("device", "cpu"),
-                       secrets=secret_paths(root))
-        results = gradescope_results(report, time.monotonic() - start)
+        limit = limits.Limit.from_config(config)
+        verdict = limits.decide(limits.read_metadata(root), limit) if limit else None
+        if verdict and not verdict.graded:
+            results = limits.kept_results(verdict, time.monotonic() - start)
+        else:
+            protect_hidden_tests(root)
+            sub = load(submission_path(root / "submission"))
+            report = grade(sub, seed=config.get("seed", 0), device=config.get("device", "cpu"),
+                           secrets=secret_paths(root))
+            results = gradescope_results(report, time.monotonic() - start)
+            if verdict:
+                results["output"] += "\n" + verdict.note
     except Exception:
         results = crash_results(traceback.format_exc(), time.monotonic() - start)
     write_atomic(root / "results" / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
@@ -222,7 +250,7 @@ def gradescope_results(report: dict, execution_time: float) -> dict:
         for j, test in enumerate(exercise["tests"], 1):
             hidden = test["visibility"] == "hidden"
             tests.append({
-                "name": f"{exercise['name']}: {test['name']}",
+                "name": clean_text(f"{exercise['name']}: {test['name']}", 200, one_line=True),
                 "number": f"{i}.{j}",
                 "score": test["score"],
                 "max_score": test["max_score"],
@@ -240,8 +268,9 @@ def gradescope_results(report: dict, execution_time: float) -> dict:
         "stdout_visibility": "hidden",
         "tests": tests,
         "extra_data": {"autograd_lab": {
-            key: report[key] for key in ("max_score", "device", "torch_version", "grader_version", "seed",
-                                         "source_sha256", "submission_errors", "sandbox") if key in report}},
+            key: [clean_text(e, OUTPUT_LIMIT) for e in report[key]] if key == "submission_errors" else report[key]
+            for key in ("max_score", "device", "torch_version", "grader_version", "seed", "source_sha256",
+                        "submission_errors", "sandbox") if key in report}},
     }
 
 
@@ -252,15 +281,17 @@ def student_summary(report: dict) -> str:
     lines = [f"autograd-lab: {passed} of {len(public)} public tests passed. Hidden tests, with other inputs, "
              f"show when grades are published.",
              f"公开测试通过 {passed}/{len(public)}；隐藏测试的结果在成绩发布后显示。"]
-    return "\n".join(lines + [f"! {problem}" for problem in report.get("submission_errors", [])])
+    problems = [f"! {clean_text(problem, OUTPUT_LIMIT)}" for problem in report.get("submission_errors", [])]
+    return "\n".join(lines + problems)
 
 
 def case_output(test: dict) -> str:
     """Status, the engine's message and the hint. A hidden test's message never holds its inputs
-    or values (the engine's rule); the hint is the test's docstring."""
+    or values (the engine's rule); the hint is the test's docstring. A submission's text is
+    cleaned (grader.safetext) before Gradescope stores and shows it."""
     parts = [test["status"]]
     if test.get("message"):
-        parts.append(test["message"])
+        parts.append(clean_text(test["message"], OUTPUT_LIMIT))
     if test.get("hint"):
         parts.append("checks: " + test["hint"])
     return "\n".join(parts)

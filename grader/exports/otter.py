@@ -48,7 +48,8 @@ from grader import catalog
 from grader.errors import UsageError
 from grader.exports import gradescope
 from grader.exports.bundle import write_zip
-from grader.exports.gradescope import add_grading_options, case_output, requirements_txt, source_files, student_summary
+from grader.exports.gradescope import (add_grading_options, case_output, requirements_txt, source_files,
+                                       student_summary, submission_limit)
 from grader.exports.submit import ROOT_FILE, ROOT_FILE_SOURCE
 from grader.host import intake
 
@@ -94,7 +95,8 @@ def register(commands, exports) -> None:
 
 
 def cmd_export_otter(args) -> int:
-    out = build_otter_zip(args.out, seed=args.seed, device=args.device, python_version=args.python_version)
+    out = build_otter_zip(args.out, seed=args.seed, device=args.device, python_version=args.python_version,
+                          limit=submission_limit(args))
     print(f"wrote {out}: `otter run -a {out} SUBMISSION.zip` grades one submission; upload it to Gradescope as an "
           f"otter autograder. Students submit the zip that `grader submit` makes.")
     return 0
@@ -106,10 +108,10 @@ def cmd_export_otter_check(args) -> int:
     return 0
 
 
-def otter_config(seed: int, device: str) -> dict:
+def otter_config(seed: int, device: str, limit=None) -> dict:
     return {
         "lang": "python",
-        "plugins": [{PLUGIN: {"seed": seed, "device": device}}],
+        "plugins": [{PLUGIN: {"seed": seed, "device": device, **(limit.as_config() if limit else {})}}],
         "show_hidden": True,  # question results after_published, as the hidden cases of `grader export gradescope`
     }
 
@@ -156,7 +158,8 @@ def _otter_generate():
     return main
 
 
-def build_otter_zip(out: Path, seed: int = 0, device: str = "cpu", python_version: str | None = None) -> Path:
+def build_otter_zip(out: Path, seed: int = 0, device: str = "cpu", python_version: str | None = None,
+                    limit=None) -> Path:
     """The autograder zip, made by otter's own `otter generate`, plus the package source."""
     otter_generate = _otter_generate()
     out = Path(out)
@@ -165,7 +168,7 @@ def build_otter_zip(out: Path, seed: int = 0, device: str = "cpu", python_versio
         (tmp / "tests").mkdir()
         for exercise in catalog.load().exercises:
             (tmp / "tests" / f"{exercise.name}.py").write_text(question_file(exercise, student=False), encoding="utf-8")
-        (tmp / "otter_config.json").write_text(json.dumps(otter_config(seed, device), indent=2), encoding="utf-8")
+        (tmp / "otter_config.json").write_text(json.dumps(otter_config(seed, device, limit), indent=2), encoding="utf-8")
         (tmp / "requirements.txt").write_text(requirements_txt(), encoding="utf-8")
         built = tmp / "autograder.zip"
         otter_generate(tests_dir=str(tmp / "tests"), output_path=str(built), config=str(tmp / "otter_config.json"),
@@ -270,9 +273,14 @@ class PluginLogic:
     # -- after otter's kernel is done ------------------------------------------------------
     def after_grading(self, results) -> None:
         from grader.host.runner import Options, failure_report
+        from grader.policy import limits
 
         config = self.plugin_config or {}
         seed, device = int(config.get("seed", 0)), config.get("device", "cpu")
+        limit = limits.Limit.from_config(config)
+        verdict = limits.decide(self.submission_metadata, limit) if limit else None
+        if verdict and not verdict.graded:
+            return keep_last_graded(results, verdict)
         try:
             if self.snapshot is None:
                 raise RuntimeError("the plugin's before_grading did not run, so nothing was read to grade")
@@ -286,7 +294,7 @@ class PluginLogic:
         results._catastrophic_error = None  # the kernel ran only placeholders: its outcome counts for nothing
         for exercise in self.report["exercises"]:
             results.update_score(exercise["name"], exercise["score"])
-        results.set_output(student_summary(self.report))
+        results.set_output(student_summary(self.report) + (f"\n{verdict.note}" if verdict else ""))
         results.set_plugin_data(PLUGIN, self.report)
 
     def generate_report(self) -> str:
@@ -319,6 +327,30 @@ def clear_submission_folder(folder: Path, resolved: Path, trusted_tests: Path) -
         nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(PLACEHOLDER)]), str(resolved))
     else:
         resolved.write_text(PLACEHOLDER, encoding="utf-8")
+
+
+def keep_last_graded(results, verdict) -> None:
+    """Past the submission limit: nothing is graded; each question gets the last graded submission's
+    score and the student reads why (grader.policy.limits)."""
+    from otter.test_files.abstract_test import TestCase, TestCaseResult
+    from otter.test_files.exception_test import ExceptionTestFile
+
+    from grader.policy.limits import kept_question_scores
+
+    exercises = catalog.load().exercises
+    kept, own = kept_question_scores(verdict, {e.name: e.max_score for e in exercises})
+    message = "not graded: over the submission limit; the score is your last graded submission's"
+    results.results = {}
+    for exercise in exercises:
+        cases = [TestCase(name=t.name, body=None, hidden=t.folder == "hidden", points=t.points, success_message=None,
+                          failure_message=None) for t in exercise.tests]
+        question = ExceptionTestFile(exercise.name, f"tests/{exercise.name}.py", cases, all_or_nothing=False)
+        question.test_case_results = [TestCaseResult(test_case=c, message=message, passed=False) for c in cases]
+        results.results[exercise.name] = question
+        results.update_score(exercise.name, kept[exercise.name])
+    results._catastrophic_error = None
+    results.set_output(verdict.note + ("" if own else "\n(The kept score's split over the exercises is not "
+                                                      "known: it is shown spread over them in order.)"))
 
 
 def question_result(exercise: dict):

@@ -9,15 +9,22 @@ bytes, so a resubmission that changes nothing is recognisably the same.
 
 The root file also serves `otter check` on the student's machine: it names the folder that the
 public tests check (see `grader.exports.otter`).
+
+Before writing, `grader submit` makes sure the hand-in can be graded: it refuses (exit 1) one with a
+missing module or a module that does not import (each imported in a separate Python process, as the
+student's own code on the student's own machine), and warns about functions that still raise
+NotImplementedError.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 from pathlib import Path
 
 from grader.errors import UsageError
-from grader.exports.bundle import write_zip
+from grader.exports.bundle import stub_functions, write_zip
 from grader.host import intake
 
 ROOT_FILE = "autograd_lab.py"
@@ -32,9 +39,11 @@ run when your work is graded, and editing it changes nothing. Only exercises/*.p
 由 `grader submit` 生成的提交 zip 包含 exercises/ 中的六个模块和本文件。otter-grader 要求提交的
 根目录中恰好有一个 .py 文件，就是本文件：评分时不会运行它，修改它也不会改变任何结果，只评 exercises/*.py。
 
-With otter installed, `otter check autograd_lab.py -t otter-tests` runs the public tests on the
-folder named below, exactly as `grader check` does.
-安装 otter 后，`otter check autograd_lab.py -t otter-tests` 对下面指定的文件夹运行公开测试，与 `grader check` 相同。
+If your course checks with otter-grader, it gives you a folder of otter tests (`grader export
+otter-check`); `otter check autograd_lab.py -t <that folder>` then runs the public tests on the folder
+named below, exactly as `grader check` does.
+如果课程使用 otter-grader，会另外提供 otter 测试文件夹（`grader export otter-check`）；
+`otter check autograd_lab.py -t <该文件夹>` 对下面指定的文件夹运行公开测试，与 `grader check` 相同。
 """
 
 EXERCISES = "exercises"
@@ -58,12 +67,72 @@ def cmd_submit(args) -> int:
     if not sub.files:
         raise UsageError(f"no exercise module found in {source} (expected {', '.join(intake.module_files())}) "
                          f"/ 在 {source} 中没有找到习题模块")
+    refusals = [f"{m} is missing / 缺少 {m}" for m in sub.missing_modules]
+    refusals += [f"{m} does not import / 无法导入 {m}:\n    {why}" for m, why in import_failures(sub.files).items()]
+    refusals += [p for p in sub.problems if "is missing" not in p]
+    if refusals:
+        print("grader submit: not written; fix these first / 未生成提交文件，请先修正：", file=sys.stderr)
+        for problem in refusals:
+            print(f"  ! {problem}", file=sys.stderr)
+        return 1
     out = write_submission(sub.files, args.out)
-    for problem in sub.problems:
-        print(f"warning / 警告: {problem}", file=sys.stderr)
+    for module, names in unfinished(sub.files).items():
+        print(f"warning / 警告: {module}: {', '.join(names)} still raise NotImplementedError: they score 0 "
+              f"/ 仍抛出 NotImplementedError，得 0 分", file=sys.stderr)
     print(f"wrote {out}: {', '.join('exercises/' + m for m in sorted(sub.files))} and {ROOT_FILE}")
     print(f"Hand in this one file. / 请提交这一个文件：{out}")
     return 0
+
+
+IMPORT_CHECK = """
+import importlib.util, json, sys, traceback
+path, name = sys.argv[1], sys.argv[2]
+sys.path.insert(0, sys.argv[3])
+try:
+    spec = importlib.util.spec_from_file_location(name, path)
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+except BaseException as exc:
+    print(json.dumps(traceback.format_exception_only(type(exc), exc)[-1].strip()))
+"""
+
+
+def import_failures(modules: dict[str, bytes], timeout_s: float = 60.0) -> dict[str, str]:
+    """Module -> why it does not import. Each is imported from a copy in a temporary folder, in a
+    Python process of its own (a module that exits, hangs or crashes there harms nothing)."""
+    import tempfile
+
+    failures = {}
+    with tempfile.TemporaryDirectory(prefix="autograd-lab-submit-") as tmp:
+        for module, source in modules.items():
+            (Path(tmp) / module).write_bytes(source)
+        for module in modules:
+            try:
+                done = subprocess.run([sys.executable, "-c", IMPORT_CHECK, str(Path(tmp) / module),
+                                       module.removesuffix(".py"), tmp],
+                                      capture_output=True, text=True, timeout=timeout_s, cwd=tmp)
+            except subprocess.TimeoutExpired:
+                failures[module] = f"importing it did not finish within {timeout_s:g} s / 导入超时"
+                continue
+            said = done.stdout.strip().splitlines()
+            if said:
+                failures[module] = json.loads(said[-1])
+            elif done.returncode != 0:
+                failures[module] = f"the import ended the process (exit status {done.returncode}) / 导入时进程退出"
+    return failures
+
+
+def unfinished(modules: dict[str, bytes]) -> dict[str, list[str]]:
+    """Module -> its functions (and methods) that still raise NotImplementedError, read without running them."""
+    found = {}
+    for module in intake.module_files():
+        if module in modules:
+            try:
+                stubs = stub_functions(modules[module])[0]
+            except SyntaxError:
+                continue
+            if stubs:
+                found[module] = stubs
+    return found
 
 
 def submission_files(modules: dict[str, bytes]) -> dict[str, bytes]:

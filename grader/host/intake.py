@@ -71,7 +71,7 @@ def load(path: str | os.PathLike) -> Submission:
     except Exception as exc:  # an archive zipfile cannot read in one of its many ways: the submission scores 0
         sub.problems.append(f"could not read {path.name}: {type(exc).__name__}: {str(exc)[:300]}")
     for module in sub.missing_modules:
-        sub.problems.append(f"{module} is missing: its exercises score 0")
+        sub.problems.append(f"{module} is missing: its exercises score 0 / 缺少 {module}：其中的习题得 0 分")
     return sub
 
 
@@ -91,7 +91,8 @@ def _load_folder(folder: Path, sub: Submission) -> None:
             sub.problems.append(f"{rel} is not a regular file: rejected")
             continue
         if info.st_size > MAX_MODULE_BYTES:
-            sub.problems.append(f"{rel} is larger than {MAX_MODULE_BYTES // 1024} KiB: rejected")
+            sub.problems.append(f"{rel} is larger than {MAX_MODULE_BYTES // 1024} KiB: rejected "
+                                f"/ {rel} 超过 {MAX_MODULE_BYTES // 1024} KiB，已拒绝")
             continue
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         with os.fdopen(fd, "rb") as f:
@@ -115,7 +116,8 @@ def _load_zip(path: Path, sub: Submission) -> None:
         for module, rel in locate_modules(lambda rel: rel in safe, tops).items():
             info = safe[rel]
             if info.file_size > MAX_MODULE_BYTES:
-                sub.problems.append(f"archive member {info.filename!r} rejected: larger than {MAX_MODULE_BYTES // 1024} KiB")
+                sub.problems.append(f"archive member {info.filename!r} rejected: larger than {MAX_MODULE_BYTES // 1024} KiB "
+                                    f"/ 超过 {MAX_MODULE_BYTES // 1024} KiB，已拒绝")
                 continue
             try:
                 with zf.open(info) as f:
@@ -125,7 +127,8 @@ def _load_zip(path: Path, sub: Submission) -> None:
                                     f"({type(exc).__name__}: {str(exc)[:200]})")
                 continue
             if len(data) > MAX_MODULE_BYTES or len(data) > budget:
-                sub.problems.append(f"archive member {info.filename!r} rejected: it expands past the size limit")
+                sub.problems.append(f"archive member {info.filename!r} rejected: it expands past the size limit "
+                                    f"/ 解压后超过大小限制，已拒绝")
                 continue
             budget -= len(data)
             sub.files[module] = data

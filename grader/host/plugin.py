@@ -15,8 +15,9 @@ from functools import lru_cache
 import pytest
 import torch
 
+from grader import catalog
 from grader.catalog import Catalog, CatalogError, TestSpec
-from grader.host.student_code import CallTimeout, StudentCode, CodeUnavailable, WorkerFault
+from grader.host.student_code import CallTimeout, CodeUnavailable, StudentCode, WorkerFault
 from grader.protocol.messages import TestStatus
 
 MAX_MESSAGE = 1500
@@ -31,6 +32,7 @@ class TestOutcome:
     message: str = "the test did not run"
     hint: str = ""
     duration_s: float = 0.0
+    mistake: dict | None = None  # {id, en, zh}: the known learner mistake the failure matched
 
     @property
     def score(self) -> float:
@@ -124,7 +126,12 @@ class GradingPlugin:
                 outcome.status, outcome.message = TestStatus.PASSED, ""
             elif status == "failed" and (call.when == "call"
                                          or outcome.status in (TestStatus.PASSED, TestStatus.ERROR)):
-                outcome.status, outcome.message = classify(excinfo, outcome.spec.visibility == "visible")
+                try:
+                    outcome.status, outcome.message, outcome.mistake = classify(
+                        excinfo, outcome.spec.visibility == "visible", outcome.spec.exercise)
+                except CatalogError as exc:  # a test names a mistake mistakes.yaml lacks: the cases are wrong
+                    self.errors.append(str(exc))
+                    outcome.status, outcome.message = TestStatus.ERROR, str(exc)
             elif skipped:
                 outcome.status, outcome.message = TestStatus.ERROR, f"skipped: {excinfo.value}"
         if status == "failed":
@@ -141,22 +148,29 @@ def split_points(points: float, n: int) -> list[float]:
     return [(base + (1 if i < extra else 0)) / 10_000 for i in range(n)]
 
 
-def classify(excinfo, visible: bool) -> tuple[TestStatus, str]:
-    """Status and message for a test that did not pass. Hidden tests show no values."""
+def classify(excinfo, visible: bool, exercise: str) -> tuple[TestStatus, str, dict | None]:
+    """Status, message and known mistake ({id, en, zh} or None) for a test that did not pass.
+    Hidden tests show no values."""
     exc = excinfo.value if excinfo is not None else None
     if isinstance(exc, CallTimeout):
-        return TestStatus.TIMEOUT, _clip(str(exc))
-    if isinstance(exc, (WorkerFault, CodeUnavailable)):
-        return TestStatus.ERROR, _clip(str(exc))
+        return TestStatus.TIMEOUT, _clip(f"{exc} / 超时：学生代码没有在时间限制内返回（死循环？）"), None
+    if isinstance(exc, CodeUnavailable):
+        return TestStatus.ERROR, _clip(f"{exc} / 无法调用：模块缺失、缺少该函数，或导入失败"), None
+    if isinstance(exc, WorkerFault):
+        return TestStatus.ERROR, _clip(f"{exc} / 运行学生代码的进程出错（崩溃、超出内存或输出大小限制）"), None
     reason = getattr(exc, "reason", None)
     if reason is not None:  # grader.cases.kit.Fail: a reason always, the details only when visible
         detail = getattr(exc, "detail", "")
-        return TestStatus.FAILED, _clip(reason + (f"\n{detail}" if visible and detail else ""))
+        mistake = None
+        if getattr(exc, "mistake", None):
+            mistake = catalog.mistake(exercise, exc.mistake).described(exercise, **exc.fill)
+            reason += f"\n{mistake['en']} / {mistake['zh']}"
+        return TestStatus.FAILED, _clip(reason + (f"\n{detail}" if visible and detail else "")), mistake
     if isinstance(exc, AssertionError):
-        return TestStatus.FAILED, _clip(str(exc)) if visible else "a hidden check failed"
+        return TestStatus.FAILED, (_clip(str(exc)) if visible else "a hidden check failed / 一项隐藏检查未通过"), None
     name = type(exc).__name__ if exc is not None else "unknown"
-    return TestStatus.ERROR, _clip(f"the test itself failed ({name}: {exc})") if visible else \
-        f"the test could not check the result ({name})"
+    return TestStatus.ERROR, (_clip(f"the test itself failed ({name}: {exc})") if visible else
+                              f"the test could not check the result ({name}) / 测试无法检查结果"), None
 
 
 def _clip(text: str) -> str:

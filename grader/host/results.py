@@ -16,8 +16,10 @@ from functools import lru_cache
 from pathlib import Path
 
 from grader.protocol.messages import TestStatus
+from grader.safetext import clean_text, formula_safe, replace_lone_surrogates
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1 added tests_sha256, mistake, and the gradebook fields
+READABLE_SCHEMA_VERSIONS = ("1.0", "1.1")  # every version the readers and exporters accept
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schema" / "score.schema.json"
 
 
@@ -69,6 +71,8 @@ def test_entry(o) -> dict:
     }
     if o.status != TestStatus.PASSED and o.hint:
         entry["hint"] = o.hint
+    if o.status != TestStatus.PASSED and o.mistake:
+        entry["mistake"] = o.mistake
     return entry
 
 
@@ -102,6 +106,7 @@ def validate_if_possible(report: dict) -> list[str]:
 # ----------------------------------------------------------------------------- writing
 
 def write_atomic(path: Path, text: str) -> None:
+    text = replace_lone_surrogates(text)  # a student's "\ud800" would make the UTF-8 write raise
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -147,9 +152,9 @@ def summary_csv(reports: list[dict]) -> str:
     for r in sorted(reports, key=lambda r: r["submission"]):
         scores = {e["name"]: e["score"] for e in r["exercises"]}
         not_passed = sum(1 for e in r["exercises"] for t in e["tests"] if t["status"] != TestStatus.PASSED)
-        problems = "; ".join(r.get("submission_errors", []))
-        writer.writerow([r["submission"], r["score"], r["max_score"],
+        problems = clean_text("; ".join(r.get("submission_errors", [])), limit=1000, one_line=True)
+        writer.writerow([formula_safe(clean_text(r["submission"], one_line=True)), r["score"], r["max_score"],
                          round(100 * r["score"] / r["max_score"], 2) if r["max_score"] else 0,
                          *[scores.get(name, "") for name in exercises],
-                         problems or (f"{not_passed} tests did not pass" if not_passed else "")])
+                         formula_safe(problems) or (f"{not_passed} tests did not pass" if not_passed else "")])
     return out.getvalue()

@@ -26,7 +26,7 @@ import torch
 import grader
 from grader import catalog as catalog_module
 from grader.errors import GraderError
-from grader.host import intake, results
+from grader.host import intake, results, scoring
 from grader.host.launcher import describe_sandbox, make_launcher
 from grader.host.plugin import GradingPlugin, TestOutcome
 from grader.host.student_code import StudentCode
@@ -91,6 +91,7 @@ class Engine:
             student.close()
         if plugin.errors:
             raise GraderError("the test cases do not match points.yaml:\n  " + "\n  ".join(plugin.errors))
+        scoring.withhold_points_without_work(plugin.outcomes.values(), self.catalog)
         if exit_code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             for outcome in plugin.outcomes.values():
                 if outcome.status == TestStatus.ERROR and outcome.message == "the test did not run":
@@ -112,6 +113,7 @@ class Engine:
             seed=opts.seed,
             graded_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
             source_sha256=sub.sha256,
+            tests_sha256=catalog_module.tests_sha256(),
             submission_errors=sub.problems + sorted(set(student.fatal_modules.values())
                                                     | set(student.import_errors.values())),
             sandbox=sandbox,
@@ -201,6 +203,7 @@ def unique_names(paths: list[str]) -> list[str]:
 class RunSummary:
     written: list[Path] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    regraded: dict[str, str] = field(default_factory=dict)  # --resume: name -> why its score file was not kept
     reports: list[dict] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -217,13 +220,17 @@ def grade_many(paths: list[str], out_dir: Path, options: Options, workers: int =
     summary = RunSummary()
     start = time.perf_counter()
     todo = []
+    tests_sha256 = catalog_module.tests_sha256() if resume else None
     for path, name in zip(paths, unique_names(paths)):
         if resume:
             done = results.read_report(out_dir / results.score_file_name(name))
-            if done is not None and done.get("source_sha256") == intake.load(path).sha256:
-                summary.skipped.append(name)
-                summary.reports.append(done)
-                continue
+            if done is not None:
+                why = stale(done, intake.load(path).sha256, options, tests_sha256)
+                if not why:
+                    summary.skipped.append(name)
+                    summary.reports.append(done)
+                    continue
+                summary.regraded[name] = why
         todo.append((path, name))
     progress = progress or (lambda report, done, total: None)
 
@@ -254,6 +261,22 @@ def grade_many(paths: list[str], out_dir: Path, options: Options, workers: int =
             results.write_atomic(out_dir / "summary.csv", results.summary_csv(summary.reports))
         summary.seconds = time.perf_counter() - start
     return summary
+
+
+def stale(report: dict, source_sha256: str, options: Options, tests_sha256: str) -> str:
+    """Why a finished score file cannot be kept by --resume ("" when it can): its submission, seed,
+    device or tests (cases, points.yaml, mistakes.yaml, grader version) differ from this run's."""
+    if report.get("source_sha256") != source_sha256:
+        return "submission changed"
+    if report.get("seed") != options.seed:
+        return f"seed {report.get('seed')} -> {options.seed}"
+    if report.get("device") != options.device:
+        return f"device {report.get('device')} -> {options.device}"
+    if report.get("tests_sha256") != tests_sha256:
+        return "tests changed" if report.get("tests_sha256") else "no tests fingerprint (an older grader)"
+    if options.exercises or options.folders != ("public", "hidden"):
+        return "a partial run"
+    return ""
 
 
 def grade_or_report(engine: Engine, source: str | os.PathLike | intake.Submission, name: str,

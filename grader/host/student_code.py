@@ -21,8 +21,8 @@ from typing import Any
 import torch
 
 from grader.protocol import wire
-from grader.protocol.messages import CallRequest, ImportRequest, LoadRequest, Op, Outcome, Request
 from grader.protocol.limits import Limits
+from grader.protocol.messages import CallRequest, ImportRequest, LoadRequest, Op, Outcome, Request
 
 
 class CallTimeout(Exception):
@@ -245,13 +245,14 @@ class StudentCode:
         except CallTimeout:
             if not full_timeout:  # the submission's budget ran out, not the import's own time
                 raise
-            self.fatal_modules[module] = f"importing {module}.py did not finish in time (an infinite loop at import?)"
+            self.fatal_modules[module] = (f"importing {module}.py did not finish in time (an infinite loop at import?) "
+                                          f"/ 导入 {module}.py 超时（导入时有死循环？）")
             raise CodeUnavailable(self.fatal_modules[module]) from None
         except Tampered as exc:
             self.fatal_modules[module] = f"importing {module}.py: {exc}; its exercises score 0"
             raise CodeUnavailable(self.fatal_modules[module]) from None
         except WorkerFault as exc:
-            self.fatal_modules[module] = f"importing {module}.py killed the worker: {exc}"
+            self.fatal_modules[module] = f"importing {module}.py killed the worker: {exc} / 导入 {module}.py 时进程终止"
             raise CodeUnavailable(self.fatal_modules[module]) from None
         if body.get("outcome") != Outcome.IMPORTED:
             # An import that raised is cached by the worker; it costs this module's exercises only.
@@ -459,7 +460,7 @@ def _unavailable_message(module: str, body: dict) -> str:
     kind, message = str(exc.get("type", "Error"))[:100], str(exc.get("message", ""))[:500]
     if body.get("outcome") == Outcome.MISSING:
         return message or f"missing in {module}.py"
-    return f"{module}.py could not be imported: {kind}: {message}"
+    return f"{module}.py could not be imported: {kind}: {message} / 无法导入 {module}.py"
 
 
 def _describe_end(status: str, exc: BaseException) -> str:

@@ -14,6 +14,10 @@ Modules, one concern each:
 - `prairielearn`, `github_classroom`: per-submission results for those platforms.
 - `cli`: the `grader export ...` and `grader publish ...` commands.
 
+Every export reads its consumer's rules from the consumer's own source (cited in each
+module's docstring), and every text a submission controls reaches it cleaned by
+`grader.safetext` (the same function that cleans `grader grade`'s summary and summary.csv).
+
 The optional packages (pylti1p3, jwcrypto, requests, jsonschema) are imported only inside
 the commands that need them: students never install them.
 """

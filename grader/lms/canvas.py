@@ -11,26 +11,32 @@ app/models/gradebook_importer.rb` (GradebookImporter) and `Assignment.title_and_
 - H3 student columns: `Student, ID`, then `SIS User ID, SIS Login ID` (or `SIS Login ID`
   alone), then the last student column must contain "Section" (`update_column_count`,
   `last_student_info_column`);
-- H4 an assignment header `Title (123)` matches the assignment with id 123
-  (`/\\A(.*)\\s\\((\\d+)\\)\\z/`); without an id Canvas matches the exact title, and
-  creates a new assignment, worth the `Points Possible` value, when none has it;
+- H4 an assignment header `Title (123)` matches the *published* assignment with id 123
+  (`/\\A(.*)\\s\\((\\d+)\\)\\z/`, Ruby's `\\d` is ASCII; `parse!` loads
+  `@context.assignments.published`); otherwise Canvas matches the exact title of a published
+  assignment, and creates a new assignment, worth the `Points Possible` value, when none has it;
 - H5 headers containing `Current/Final/Unposted Score|Points|Grade` or
   `Override Score|Grade|Status` are dropped as non-assignment columns (`grep_v`, substring
   match), and the reserved names (`GRADEBOOK_IMPORTER_RESERVED_NAMES`) are not assignments;
 - H6 a column is located by the first header equal to its name
   (`calc_assignment_indices`), so headers must be unique;
-- R1 a row whose first cell contains "Points Possible" sets the points (`process_pp`);
+- R1 a row whose first cell contains "Points Possible" sets the points of the assignments it
+  creates (`process_pp`); an existing assignment keeps its own points;
 - R2 rows that are blank or only `Muted`/`Manual Posting...` are skipped (`check_for_non_student_row`),
   and lines of only separators and spaces too (`skip_lines`);
-- R3 students are found by `ID` (Canvas user id, `to_i`), then `SIS User ID`, then
-  `SIS Login ID`, then by name (`process_student`);
-- R4 a grade cell is points, `EX`, or blank/`-` for no score (`no_score?`); numbers are
-  compared at 2 decimals (`no_change_to_value?`); `1,5` would be read as `1.5`
-  (`decimal_comma_to_period`), so we write `.` decimals only.
+- R3 students are found by `ID` (`student_id.to_i`: Ruby reads ASCII digits only, so `"４７１３"`
+  is user 0), then `SIS User ID`, then `SIS Login ID`, then by name (`process_student`);
+- R4 a grade cell is points or `EX`; a blank or `-` cell is "no score", and a student whose
+  grade goes from something to no score has it *removed* on Save (`no_change_to_value?` sees a
+  change; the upload page then sends `posted_grade: null`). So a student without a grade is
+  left out of the file, never given an empty cell; numbers are compared at 2 decimals, and
+  `1,5` would be read as `1.5` (`decimal_comma_to_period`), so we write `.` decimals only;
+- R5 (spreadsheets, not Canvas) no text cell starts like a formula (`=`, `+`, `-`, `@`).
+
+Ruby's CSV parser has no escape character (RFC 4180): a backslash is an ordinary character.
 
 Our file: `Student,ID,SIS User ID,SIS Login ID,Section,<Title> (<id>)[,<Title>: <exercise>...]`,
-a `Points Possible` row, then one row per roster student (roster order). A student without a
-submission gets an empty cell (no score), or 0 with `--missing-as-zero`.
+a `Points Possible` row, then one row per roster student with a grade (roster order).
 """
 
 from __future__ import annotations
@@ -45,7 +51,8 @@ from typing import Callable
 from grader.lms import LmsError
 from grader.lms.matching import Reconciliation
 from grader.lms.roster import Roster, RosterRow
-from grader.lms.scores import SubmissionScore, common_max_scores, format_points
+from grader.lms.scores import SubmissionScore, common_max_scores, format_points, odd_maxima_reason
+from grader.safetext import csv_text, looks_like_formula
 
 STUDENT_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 RESERVED_NAMES = ["Student", "LastName", "FirstName", "ID", "SIS User ID", "SIS Login ID", "Section",
@@ -54,10 +61,12 @@ NON_ASSIGNMENT_COLUMN_HEADERS = ["Current Score", "Current Points", "Current Gra
                                  "Final Points", "Final Grade", "Override Score", "Override Grade",
                                  "Override Status"]
 NON_ASSIGNMENT_RE = re.compile("|".join(NON_ASSIGNMENT_COLUMN_HEADERS))
-TITLE_AND_ID_RE = re.compile(r"\A(.*)\s\((\d+)\)\Z", re.DOTALL)
+TITLE_AND_ID_RE = re.compile(r"\A(.*)\s\((\d+)\)\Z", re.ASCII)  # Ruby: \d and \s are ASCII, '.' not '\n'
 SKIPPED_ROW_RE = re.compile(r"^\s*(Muted|Manual Posting.*)?\s*$", re.IGNORECASE)
-GRADE_CELL_RE = re.compile(r"\A(\d+(\.\d{1,2})?|EX|-|)\Z")
+GRADE_CELL_RE = re.compile(r"\A([0-9]+(\.[0-9]{1,2})?|EX)\Z")
+CANVAS_ID_RE = re.compile(r"\A[0-9]+\Z")
 ID_COLUMNS = ("lms_user_id", "sis_user_id", "login")  # at least one per student (R3)
+NAME_LIMIT = 200
 
 
 @dataclass(frozen=True)
@@ -71,11 +80,24 @@ def assignment_header(title: str, assignment_id: str | None) -> str:
     return f"{title} ({assignment_id})" if assignment_id else title
 
 
-def grade_columns(rec: Reconciliation, title: str, assignment_id: str | None,
-                  per_exercise: bool) -> list[GradeColumn]:
-    """The total column and, optionally, one per exercise (named '<Title>: <exercise>')."""
-    total, exercises = common_max_scores([score for _, score in rec.matched]) if rec.matched else (0.0, [])
-    columns = [GradeColumn(assignment_header(title, assignment_id), total, lambda s: s.score)]
+def grade_columns(rec: Reconciliation, title: str, assignment_id: str | None, per_exercise: bool,
+                  points_possible: float | None = None) -> list[GradeColumn]:
+    """The total column and, optionally, one per exercise (named '<Title>: <exercise>').
+
+    The total is rescaled to `points_possible` (the Canvas assignment's points) when given;
+    otherwise it is out of the score files' maximum, which they must share. Score files graded
+    with other maxima than most are set aside in `rec` (reported, not exported).
+    """
+    scores = [score for _, score in rec.matched]
+    total, exercises = (scores[0].max_score, []) if scores else (0.0, [])
+    if scores and (points_possible is None or per_exercise):
+        total, exercises, odd = common_max_scores(scores)
+        rec.set_aside(odd, odd_maxima_reason(total, len(exercises)))
+    if points_possible is None:
+        columns = [GradeColumn(assignment_header(title, assignment_id), total, lambda s: s.score)]
+    else:
+        columns = [GradeColumn(assignment_header(title, assignment_id), points_possible,
+                               lambda s: s.fraction * points_possible)]
     if per_exercise:
         for index, (name, max_score) in enumerate(exercises):
             columns.append(GradeColumn(f"{title}: {name}", max_score,
@@ -84,12 +106,14 @@ def grade_columns(rec: Reconciliation, title: str, assignment_id: str | None,
 
 
 def check_titles(title: str, assignment_id: str | None, headers: list[str]) -> None:
-    """Refuse titles that Canvas would read as something else (H4, H5, H6)."""
-    if assignment_id is not None and not re.fullmatch(r"\d+", assignment_id):
-        raise LmsError(f"--assignment-id must be Canvas's numeric assignment id (the number in the "
-                       f"assignment's URL), not {assignment_id!r}")
+    """Refuse titles that Canvas would read as something else (H4, H5, H6, R5)."""
+    if assignment_id is not None and not CANVAS_ID_RE.match(assignment_id):
+        raise LmsError(f"--assignment-id must be Canvas's numeric assignment id, in ASCII digits 0-9 (the number "
+                       f"in the assignment's URL), not {assignment_id!r}")
     if not title.strip() or "\n" in title or "\r" in title:
         raise LmsError("--title must be a non-empty, single-line assignment title")
+    if looks_like_formula(title):
+        raise LmsError(f"--title {title!r} starts like a spreadsheet formula (=, +, -, @); choose another title")
     if assignment_id is None and TITLE_AND_ID_RE.match(title):
         raise LmsError(f"the title {title!r} ends in '(digits)', which Canvas reads as an assignment id; "
                        "pass the id with --assignment-id and the title without it")
@@ -104,7 +128,7 @@ def check_titles(title: str, assignment_id: str | None, headers: list[str]) -> N
 
 
 def check_roster_for_canvas(roster: Roster, rows: list[RosterRow]) -> None:
-    """Canvas must be able to find each student (R3): an id, and numeric Canvas ids."""
+    """Canvas must be able to find each student (R3): an id, Canvas ids in ASCII digits, no formulas."""
     purpose = "the Canvas export"
     if not any(c in roster.columns for c in ID_COLUMNS):
         raise LmsError(f"{roster.path}: {purpose} needs at least one of the columns {', '.join(ID_COLUMNS)} "
@@ -113,37 +137,45 @@ def check_roster_for_canvas(roster: Roster, rows: list[RosterRow]) -> None:
     if no_id:
         raise LmsError(f"{roster.path}: {purpose}: no lms_user_id, sis_user_id or login for "
                        + ", ".join(r.label() for r in no_id))
-    bad_id = [r for r in rows if r.get("lms_user_id") and not r.get("lms_user_id").isdigit()]
+    bad_id = [r for r in rows if r.get("lms_user_id") and not CANVAS_ID_RE.match(r.get("lms_user_id"))]
     if bad_id:
-        raise LmsError(f"{roster.path}: {purpose}: lms_user_id must be the numeric Canvas user id, not "
+        raise LmsError(f"{roster.path}: {purpose}: lms_user_id must be the numeric Canvas user id in ASCII digits "
+                       "0-9 (Canvas reads other characters as user 0), not "
                        + ", ".join(f"{r.get('lms_user_id')!r} at {r.label()}" for r in bad_id))
+    formula = [(r, c) for r in rows for c in ("sis_user_id", "login") if looks_like_formula(r.get(c))]
+    if formula:
+        raise LmsError(f"{roster.path}: {purpose}: an id that starts like a spreadsheet formula (=, +, -, @) "
+                       "cannot be written safely: " + ", ".join(f"{c} {r.get(c)!r} at {r.label()}" for r, c in formula))
     for column in ID_COLUMNS:
         if column in roster.columns:
             roster.require_unique(column, purpose)
 
 
 def build_rows(roster: Roster, rec: Reconciliation, title: str, assignment_id: str | None = None,
-               per_exercise: bool = False, points_possible: bool = True,
-               missing_as_zero: bool = False) -> list[list[str]]:
-    """Header, optional Points Possible row, and one row per roster student."""
-    columns = grade_columns(rec, title, assignment_id, per_exercise)
+               per_exercise: bool = False, points_possible_row: bool = True,
+               missing_as_zero: bool = False, points_possible: float | None = None) -> list[list[str]]:
+    """Header, optional Points Possible row, and one row per roster student with a grade.
+
+    A student without a grade (no submission, or an invalid score file) is left out: an empty
+    cell would remove the grade Canvas has for them (R4). With `missing_as_zero`, students
+    without a submission get 0.
+    """
+    if points_possible is not None and not points_possible > 0:
+        raise LmsError("--points-possible must be greater than 0")
+    columns = grade_columns(rec, title, assignment_id, per_exercise, points_possible)
     check_titles(title, assignment_id, [c.header for c in columns])
-    check_roster_for_canvas(roster, roster.rows)
     score_by_row = {id(row): score for row, score in rec.matched}
-    invalid_rows = {id(row) for _, row in rec.invalid if row is not None}
+    zero_rows = {id(row) for row in rec.without_submission} if missing_as_zero else set()
+    rows = [row for row in roster.rows if id(row) in score_by_row or id(row) in zero_rows]
+    check_roster_for_canvas(roster, rows)
     table = [STUDENT_COLUMNS + [c.header for c in columns]]
-    if points_possible:
+    if points_possible_row:
         table.append(["Points Possible", "", "", "", ""] + [format_points(c.points_possible) for c in columns])
-    for row in roster.rows:
-        identity = [row.get("name"), row.get("lms_user_id"), row.get("sis_user_id"), row.get("login"),
-                    row.get("section")]
+    for row in rows:
+        identity = [csv_text(row.get("name"), NAME_LIMIT), row.get("lms_user_id"), row.get("sis_user_id"),
+                    row.get("login"), csv_text(row.get("section"), NAME_LIMIT)]
         score = score_by_row.get(id(row))
-        if score is not None:
-            cells = [format_points(c.value(score)) for c in columns]
-        elif missing_as_zero and id(row) not in invalid_rows:
-            cells = ["0"] * len(columns)
-        else:
-            cells = [""] * len(columns)
+        cells = ["0"] * len(columns) if score is None else [format_points(c.value(score)) for c in columns]
         table.append(identity + cells)
     return table
 
@@ -236,6 +268,8 @@ def check_gradebook_csv(text: str) -> list[str]:
             problems.append(f"H5: column {name!r} is a reserved name")
         if not name.strip():
             problems.append("H4: an assignment column has an empty header")
+        if looks_like_formula(name):
+            problems.append(f"R5: header {name!r} starts like a spreadsheet formula")
     if len(set(header)) != len(header):
         problems.append("H6: repeated column headers")
     student_ids: set[str] = set()
@@ -246,23 +280,26 @@ def check_gradebook_csv(text: str) -> list[str]:
             continue
         if "Points Possible" in row[0]:
             for cell in row[count:]:
-                if not re.fullmatch(r"\d+(\.\d+)?", cell):
+                if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", cell):
                     problems.append(f"R1: {where}: points possible {cell!r} is not a number")
             continue
         if all(SKIPPED_ROW_RE.match(c) for c in row) or re.fullmatch(r"[;, ]+", ",".join(row)):
             problems.append(f"R2: {where} would be skipped as a blank/muted row")
             continue
         canvas_id, sis_id, login = row[1], row[2], row[3]
-        if canvas_id and not canvas_id.isdigit():
-            problems.append(f"R3: {where}: ID {canvas_id!r} is not a numeric Canvas user id")
+        if canvas_id and not CANVAS_ID_RE.match(canvas_id):
+            problems.append(f"R3: {where}: ID {canvas_id!r} is not a Canvas user id in ASCII digits")
         if not (canvas_id or sis_id or login):
             problems.append(f"R3: {where}: no ID, SIS User ID or SIS Login ID; Canvas would match by name only")
         identity = canvas_id or sis_id or login
         if identity in student_ids:
             problems.append(f"R3: {where}: student {identity!r} appears twice")
         student_ids.add(identity)
+        for cell in row[:count]:
+            if looks_like_formula(cell):
+                problems.append(f"R5: {where}: {cell!r} starts like a spreadsheet formula")
         for name, cell in zip(assignments, row[count:]):
             if not GRADE_CELL_RE.match(cell):
                 problems.append(f"R4: {where}: {name!r} = {cell!r} is not points with '.' and at most 2 "
-                                "decimals, EX, '-' or blank")
+                                "decimals, or EX (a blank or '-' cell removes the student's grade)")
     return problems

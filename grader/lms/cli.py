@@ -16,12 +16,27 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
 from grader.lms import LmsError
+from grader.safetext import replace_lone_surrogates
 
-EXIT_OK, EXIT_INCOMPLETE, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_INCOMPLETE, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def ascii_number(text: str) -> float:
+    """A number on the command line, in ASCII digits (Python's float() also reads '１０')."""
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)?|\.[0-9]+", text.strip()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number written with the ASCII digits 0-9 and '.'")
+    return float(text)
+
+
+def ascii_count(text: str) -> int:
+    if not re.fullmatch(r"[0-9]+", text.strip()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number written with the ASCII digits 0-9")
+    return int(text)
 
 
 def register(commands, exports) -> None:
@@ -91,8 +106,8 @@ def _finish(report, rec, args, summary: str) -> int:
     return EXIT_INCOMPLETE if incomplete else EXIT_OK
 
 
-def _student_counts(rec, missing_as_zero: bool) -> str:
-    given = "0" if missing_as_zero else "no grade"
+def _student_counts(rec, missing_as_zero: bool, no_grade: str = "no grade") -> str:
+    given = "0" if missing_as_zero else no_grade
     return (f"{len(rec.matched)} student(s) with a score, {len(rec.without_submission)} without a submission "
             f"({given}), {len(rec.unmatched_submissions) + len(rec.invalid)} score file(s) not exported")
 
@@ -114,6 +129,9 @@ def _add_canvas(exports) -> None:
     p.add_argument("--per-exercise", action="store_true",
                    help="add one column per exercise, '<Title>: <exercise>' (Canvas creates these assignments "
                         "on the first import)")
+    p.add_argument("--points-possible", type=ascii_number, metavar="POINTS",
+                   help="the Canvas assignment's points: scores are rescaled to it (default: the score files' "
+                        "max_score). Canvas's Points Possible row does not change an existing assignment's points")
     p.add_argument("--no-points-possible", action="store_true", help="leave out the 'Points Possible' row")
     p.set_defaults(func=_guarded(run_canvas))
 
@@ -125,12 +143,15 @@ def run_canvas(args) -> int:
 
     roster, rec = _load_roster_and_scores(args)
     table = canvas.build_rows(roster, rec, args.title, args.assignment_id, per_exercise=args.per_exercise,
-                              points_possible=not args.no_points_possible, missing_as_zero=args.missing_as_zero)
+                              points_possible_row=not args.no_points_possible, missing_as_zero=args.missing_as_zero,
+                              points_possible=args.points_possible)
     canvas.write_gradebook(args.out, table)
     report = Report("export canvas")
-    report.add_reconciliation(rec, args.missing_as_zero)
+    left_out = "left out of the file: Canvas keeps the grade it has"
+    report.add_reconciliation(rec, args.missing_as_zero, no_grade=left_out)
     report.data["output"] = str(args.out)
-    return _finish(report, rec, args, f"canvas: wrote {args.out}: {_student_counts(rec, args.missing_as_zero)}")
+    return _finish(report, rec, args, f"canvas: wrote {args.out}: "
+                                      f"{_student_counts(rec, args.missing_as_zero, no_grade=left_out)}")
 
 
 # ----------------------------------------------------------------------------- Moodle
@@ -146,7 +167,7 @@ def _add_moodle(exports) -> None:
     p.add_argument("--user-field", choices=["email", "idnumber", "userid", "username"], default="email",
                    help="how Moodle finds the student: email (roster column email, the default), username "
                         "(login), idnumber (sis_user_id) or userid (lms_user_id)")
-    p.add_argument("--grade-max", type=float, metavar="POINTS",
+    p.add_argument("--grade-max", type=ascii_number, metavar="POINTS",
                    help="rescale scores to this maximum (the grade item's maximum grade in Moodle)")
     p.add_argument("--unlimited-grades", action="store_true",
                    help="allow grades above 100 (only if the site enables 'Unlimited grades')")
@@ -197,7 +218,7 @@ def run_prairielearn(args) -> int:
     for score in scores.scores:
         prairielearn.write_results(score, paths[score.submission], args.show_hidden_messages)
     report = Report("export prairielearn")
-    report.add_invalid_files(scores.problems)
+    report.add_invalid_files(scores.problems, scores.scores)
     report.data["written"] = {name: str(path) for name, path in paths.items()}
     return _finish(report, None, args, f"prairielearn: wrote {len(paths)} results.json, "
                                        f"{len(scores.problems)} score file(s) not exported")
@@ -226,7 +247,7 @@ def run_github_classroom(args) -> int:
 
     scores = load_score_path(args.scores)
     for problem in scores.problems:
-        print(f"NOT EXPORTED: {problem.path.name}: {problem.reason}", file=sys.stderr)
+        print(replace_lone_surrogates(f"NOT EXPORTED: {problem.path.name}: {problem.reason}"), file=sys.stderr)
     if len(scores.scores) != 1:
         raise LmsError(f"{args.scores}: expected exactly one valid score file (this repository's submission), "
                        f"found {len(scores.scores)}")
@@ -245,9 +266,10 @@ def run_github_classroom(args) -> int:
     else:
         with open(target, "a", encoding="utf-8") as out:
             out.write("".join(line + "\n" for line in lines))
-    total, maximum = ghc.reporter_totals(runners)
-    print(f"github-classroom: {len(runners)} runners for {score.submission}: Points {total:g}/{maximum:g}"
-          + (f" -> {target}" if target else ""), file=sys.stderr)
+    for warning in score.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(f"github-classroom: {len(runners)} runners for {score.submission}: the reporter will record "
+          f"{ghc.reporter_points(runners)}" + (f" -> {target}" if target else ""), file=sys.stderr)
     return EXIT_INCOMPLETE if scores.problems else EXIT_OK
 
 
@@ -268,10 +290,15 @@ def _add_lti(targets) -> None:
                    help="roster column holding the LTI userId (Canvas also accepts its user id)")
     p.add_argument("--ledger", type=Path, metavar="JSON",
                    help="record of accepted scores (default: SCORES_DIR/.lti-ledger.json)")
-    p.add_argument("--retries", type=int, default=3, help="retries after a 5xx/429/network error (default 3)")
-    p.add_argument("--backoff", type=float, default=1.0, metavar="SECONDS",
+    p.add_argument("--no-submitted-at", action="store_true",
+                   help="do not tell the LMS when students handed in (the score files' submitted_at): no submission "
+                        "attempt is made, so an LMS late policy never applies; for files that already carry "
+                        "`grader gradebook`'s late penalty")
+    p.add_argument("--retries", type=ascii_count, default=3, help="retries after a 5xx/429/network error (default 3)")
+    p.add_argument("--backoff", type=ascii_number, default=1.0, metavar="SECONDS",
                    help="first retry delay, doubled each time (default 1)")
-    p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per HTTP request (default 30)")
+    p.add_argument("--timeout", type=ascii_number, default=30.0, metavar="SECONDS",
+                   help="per HTTP request (default 30)")
     p.add_argument("--dry-run", action="store_true", help="print the scores that would be posted; send nothing")
     p.set_defaults(func=_guarded(run_publish_lti))
 
@@ -283,8 +310,8 @@ def run_publish_lti(args) -> int:
     from grader.lms.matching import Report
 
     lti.require_lms_extra()
-    if args.retries < 0 or args.backoff < 0 or args.timeout <= 0:
-        raise LmsError("--retries and --backoff must be >= 0, --timeout > 0")
+    if args.timeout <= 0:
+        raise LmsError("--timeout must be > 0")
     config = lti.load_platform_config(args.platform_config)
     private_key = lti.load_private_key(args.private_key)
     if not lti.key_is_private_to_owner(args.private_key):
@@ -294,15 +321,22 @@ def run_publish_lti(args) -> int:
         raise LmsError("no line item: pass --line-item URL or set line_item_url in the platform config")
     lti.check_service_url(line_item, "--line-item")
     roster, rec = _load_roster_and_scores(args)
-    planned = lti.plan_scores(roster, rec, args.user_id_column, args.missing_as_zero)
+    planned = lti.plan_scores(roster, rec, args.user_id_column, args.missing_as_zero,
+                              send_submitted_at=not args.no_submitted_at)
     ledger = Ledger.load(args.ledger or args.scores / LEDGER_NAME)
     report = Report("publish lti")
     report.add_reconciliation(rec, args.missing_as_zero)
     report.data["line_item"] = line_item
+    late_warning = lti.late_penalty_warning(planned)
+    if late_warning:  # grader.md: said before anything is posted
+        print(f"warning: {late_warning}", file=sys.stderr)
+        report.warn(late_warning)
     if args.dry_run:
         for item in planned:
+            first = ledger.entry(line_item, item.user_id) is None
             state = "unchanged" if ledger.already_posted(line_item, item.user_id, item.digest) else "would post"
-            print(json.dumps({"state": state, **item.body}, ensure_ascii=False))
+            body = lti.post_body(item, "(set when posted)", first)
+            print(json.dumps({"state": state, **body}, ensure_ascii=False))
         report.data["dry_run"] = True
         return _finish(report, rec, args, f"lti (dry run): {len(planned)} score(s) planned, nothing sent")
     post = lti.make_score_poster(config, private_key, line_item, args.timeout)
@@ -310,9 +344,15 @@ def run_publish_lti(args) -> int:
                           log=lambda message: print(message, file=sys.stderr))
     report.data.update(outcome.as_dict())
     if outcome.aborted:
-        report.warn(f"stopped: {outcome.aborted}; {len(outcome.not_attempted)} score(s) not attempted")
+        posted = ", ".join(p.user_id for p in outcome.posted) or "none"
+        report.warn(f"stopped: {outcome.aborted}; posted before stopping: {posted}; "
+                    f"{len(outcome.not_attempted)} score(s) not attempted, posted by the next run: "
+                    + ", ".join(p.user_id for p in outcome.not_attempted))
     status = _finish(report, rec, args, f"lti: {len(outcome.posted)} posted, {len(outcome.unchanged)} unchanged "
-                                        f"(already posted), {len(outcome.failed)} failed; ledger {ledger.path}")
+                                        f"(already posted), {len(outcome.failed)} failed, "
+                                        f"{len(outcome.not_attempted)} not attempted; ledger {ledger.path}")
+    if outcome.interrupted:
+        return EXIT_INTERRUPTED
     return EXIT_INCOMPLETE if outcome.failed or outcome.not_attempted else status
 
 
@@ -323,7 +363,7 @@ def _add_lti_line_items(targets) -> None:
     p.add_argument("--platform-config", required=True, type=Path, metavar="JSON")
     p.add_argument("--private-key", required=True, type=Path, metavar="PEM")
     p.add_argument("--line-items", metavar="URL", help="the line items URL (default: line_items_url of the config)")
-    p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS")
+    p.add_argument("--timeout", type=ascii_number, default=30.0, metavar="SECONDS")
     p.set_defaults(func=_guarded(run_lti_line_items))
 
 

@@ -2,10 +2,12 @@
 
 A JSON file, by default `<scores dir>/.lti-ledger.json` (the leading dot keeps it out of the
 score files). For every line item and LTI user id it keeps the hash of the last score accepted
-(user, points, maximum, progress, comment; not the timestamp) and that post's timestamp:
+(user, points, maximum, progress, comment, hand-in time; not the timestamp) and that post's
+timestamp:
 - the same score again is skipped ("unchanged");
-- a changed score is posted again, with a timestamp later than the recorded one (platforms
-  reject a score that is not newer than the last: Moodle answers 409);
+- a changed score is posted again, with a timestamp in a later second than the recorded one
+  (platforms reject a score that is not newer than the last: Moodle answers 409), and as no
+  new submission attempt (Canvas's `new_submission: false`), since one is recorded;
 - a post that failed is not recorded, so the next run tries it again.
 
 The file is rewritten after every accepted post (write to a temporary file, then rename), so an
@@ -26,10 +28,11 @@ LEDGER_VERSION = 1
 
 
 def score_hash(body: dict[str, Any]) -> str:
-    """Identify a score by its content, whatever its timestamp."""
+    """Identify a planned score by its content (user, points, comment, hand-in time), whatever the
+    timestamp and Canvas's new_submission flag of the post that carried it."""
     content = {k: v for k, v in body.items() if k != "timestamp"}
     canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class Ledger:
@@ -64,9 +67,10 @@ class Ledger:
         entry = self.entry(line_item, user_id)
         return entry.get("timestamp") if entry else None
 
-    def record(self, line_item: str, user_id: str, body: dict[str, Any], submission: str) -> None:
+    def record(self, line_item: str, user_id: str, body: dict[str, Any], submission: str, digest: str) -> None:
+        """`body` as posted; `digest` the score_hash of the planned score it carried."""
         self._line_items.setdefault(line_item, {})[user_id] = {
-            "score_hash": score_hash(body),
+            "score_hash": digest,
             "timestamp": body["timestamp"],
             "scoreGiven": body.get("scoreGiven"),
             "scoreMaximum": body.get("scoreMaximum"),

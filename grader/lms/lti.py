@@ -11,13 +11,32 @@ item (a gradebook column) for the assignment. The tool side is pylti1p3 (`Servic
 2. score: POST `{line item}/scores` (before any query string), `Content-Type:
    application/vnd.ims.lis.v1.score+json`, Bearer token, body `userId`, `scoreGiven`,
    `scoreMaximum`, `activityProgress: Completed`, `gradingProgress: FullyGraded` (Moodle keeps a
-   score only when FullyGraded; Canvas ignores NotReady/Failed/Pending), `timestamp` (ISO 8601 with
-   milliseconds, strictly increasing per user) and `comment` (the per-exercise summary).
+   score only when FullyGraded; Canvas ignores NotReady/Failed/Pending), `timestamp` and
+   `comment` (the per-exercise summary).
+
+When the student handed in (the score file's `submitted_at`, written by `grader gradebook`):
+AGS's `submission: {submittedAt}` and Canvas's extension
+`https://canvas.instructure.com/lti/submission: {new_submission, submitted_at}` carry it.
+Canvas (`app/controllers/lti/ims/scores_controller.rb`) makes every score post a new submission
+attempt, "submitted" when it is posted, unless `new_submission` is false; only a new attempt
+takes `submitted_at`, and its lateness (and the course's late policy) follows from it. So:
+- the first post for a student whose hand-in time is known is a new attempt dated then, so
+  the platform's late policy judges when the student handed in, not when we posted;
+- every other post says `new_submission: false`: a regrade or a rerun makes no new attempt (no
+  422 with limited attempts); with no hand-in time no attempt is ever made, so Canvas never
+  marks the grade late (`--no-submitted-at` forces this when `grader gradebook` already applied
+  the late policy: a deduction is never applied twice).
+
+Timestamps: ISO 8601 with milliseconds (Canvas asks for sub-second precision), and each post
+for a student in a later whole second than the last one sent or accepted for them: Moodle
+compares `strtotime()` seconds and refuses an equal one with 409 (`scores.php`), Canvas refuses
+an older one with 400. The clock waits for the next second rather than writing a time to come.
 
 Failures: 5xx, 429 and network errors are retried with exponential backoff (a new timestamp
-each try); other errors are reported per student and the run goes on, except a refused token,
-which stops the run. Accepted scores are recorded in the ledger (`ledger.py`), so a rerun
-posts only what changed.
+each try); other errors (a 409 among them) are reported per student with what they mean and
+the run goes on, except a refused token, which stops the run. Accepted scores are recorded in
+the ledger (`ledger.py`) as they are accepted, so a rerun posts only what changed, and an
+interrupted run says who was posted.
 
 Secrets come from files only: the platform config (JSON) and the tool's private key (PEM).
 """
@@ -37,14 +56,17 @@ from grader.lms import LmsError
 from grader.lms.ledger import Ledger, score_hash
 from grader.lms.matching import Reconciliation
 from grader.lms.roster import Roster, RosterRow
-from grader.lms.scores import SubmissionScore, exercise_summary, format_points
+from grader.lms.scores import Adjustment, SubmissionScore, exercise_summary, format_points
+from grader.safetext import clean_text
 
+CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
 SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
 LINE_ITEM_READ_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem.readonly"
 SCORE_MEDIA_TYPE = "application/vnd.ims.lis.v1.score+json"
 NO_SUBMISSION_COMMENT = "No submission received."
 RETRYABLE_STATUS = {429, 500, 502, 503, 504}
 MAX_RETRY_AFTER_S = 60.0
+MAX_CLOCK_WAIT_S = 2.0  # the longest the clock waits for a later second; beyond, the clock is behind
 LMS_EXTRA_HINT = "install the instructor's LMS extra: pip install 'autograd-lab[lms]'"
 
 
@@ -163,15 +185,21 @@ class PlannedScore:
     user_id: str
     submission: str  # '' for a student without a submission (posted with --missing-as-zero)
     row: RosterRow
-    body: dict[str, Any]  # the score without its timestamp
+    body: dict[str, Any]  # the score without its timestamp and Canvas's new_submission flag
+    late_adjustments: tuple[Adjustment, ...] = ()
 
     @property
     def digest(self) -> str:
         return score_hash(self.body)
 
 
-def score_body(user_id: str, score_given: float, score_maximum: float, comment: str) -> dict[str, Any]:
-    return {
+def iso_milliseconds(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def score_body(user_id: str, score_given: float, score_maximum: float, comment: str,
+               submitted_at: datetime | None = None) -> dict[str, Any]:
+    body = {
         "userId": user_id,
         "scoreGiven": round(score_given, 4),
         "scoreMaximum": round(score_maximum, 4),
@@ -179,10 +207,25 @@ def score_body(user_id: str, score_given: float, score_maximum: float, comment: 
         "gradingProgress": "FullyGraded",
         "comment": comment,
     }
+    if submitted_at is not None:
+        body["submission"] = {"submittedAt": iso_milliseconds(submitted_at)}
+    return body
+
+
+def post_body(planned: PlannedScore, timestamp: str, first_post: bool) -> dict[str, Any]:
+    """What is sent: the planned score, its timestamp, and Canvas's submission extension.
+
+    A new attempt only on the first post of a score with a hand-in time (module docstring).
+    """
+    submitted = planned.body.get("submission", {}).get("submittedAt")
+    extension: dict[str, Any] = {"new_submission": bool(first_post and submitted)}
+    if submitted:
+        extension["submitted_at"] = submitted
+    return {**planned.body, "timestamp": timestamp, CANVAS_SUBMISSION: extension}
 
 
 def plan_scores(roster: Roster, rec: Reconciliation, user_id_column: str = "lti_user_id",
-                missing_as_zero: bool = False) -> list[PlannedScore]:
+                missing_as_zero: bool = False, send_submitted_at: bool = True) -> list[PlannedScore]:
     """One score per matched student (and per student without a submission, with --missing-as-zero)."""
     missing_rows = rec.without_submission if missing_as_zero else []
     rows = [row for row, _ in rec.matched] + missing_rows
@@ -190,7 +233,9 @@ def plan_scores(roster: Roster, rec: Reconciliation, user_id_column: str = "lti_
     roster.require_values(user_id_column, purpose, rows)
     roster.require_unique(user_id_column, purpose)
     planned = [PlannedScore(row.get(user_id_column), score.submission, row,
-                            score_body(row.get(user_id_column), score.score, score.max_score, exercise_summary(score)))
+                            score_body(row.get(user_id_column), score.score, score.max_score, exercise_summary(score),
+                                       score.submitted_at if send_submitted_at else None),
+                            score.late_adjustments)
                for row, score in rec.matched]
     if missing_rows:
         maximum = _common_maximum([score for _, score in rec.matched])
@@ -208,28 +253,65 @@ def _common_maximum(scores: list[SubmissionScore]) -> float:
     return maxima.pop()
 
 
+def late_penalty_warning(planned: list[PlannedScore]) -> str | None:
+    """grader.md: when the files already carry `grader gradebook`'s late penalty, say so before posting."""
+    late = [p for p in planned if p.late_adjustments]
+    if not late:
+        return None
+    example = late[0]
+    shown = "; ".join(f"{a.points:+g} ({a.reason})" for a in example.late_adjustments)
+    sends_time = any("submission" in p.body for p in late)
+    return (f"{len(late)} score file(s) already carry a late penalty from `grader gradebook` (e.g. "
+            f"{example.submission}: {shown}). "
+            + ("This passback also tells the LMS when each student handed in, so an LMS late policy (Canvas: "
+               "Late Policies) would deduct again. " if sends_time else "")
+            + "Use one of the two policies, not both: turn the LMS's late policy off for this course, or pass "
+              "--no-submitted-at (docs/lms.md, 'Late penalties').")
+
+
 # ----------------------------------------------------------------------------- timestamps
 
 
-class IncreasingClock:
-    """ISO 8601 UTC timestamps with milliseconds, strictly increasing, and later than a floor.
+class ClockBehind(Exception):
+    pass
 
-    Platforms ignore or refuse (Moodle: 409) a score whose timestamp is not newer than the
-    last one they accepted for that user, and Canvas asks for sub-second precision.
+
+class PostClock:
+    """ISO 8601 UTC timestamps with milliseconds, each in a later whole second than the last
+    one sent or accepted for the same user (Moodle: `strtotime()` seconds, 409 if not later).
+
+    When the current time is not yet in such a second, the clock waits for it; a wait longer
+    than `max_wait_s` means that this computer's clock is behind the platform's record, and
+    raises ClockBehind instead of writing a time to come.
     """
 
-    def __init__(self, now: Callable[[], datetime] = lambda: datetime.now(timezone.utc)) -> None:
+    def __init__(self, now: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+                 sleep: Callable[[float], None] = time.sleep, max_wait_s: float = MAX_CLOCK_WAIT_S) -> None:
         self._now = now
-        self._last: datetime | None = None
+        self._sleep = sleep
+        self._max_wait_s = max_wait_s
+        self._last: dict[str, datetime] = {}
 
-    def next(self, after: str | None = None) -> str:
+    def _current(self) -> datetime:
         moment = self._now().astimezone(timezone.utc)
-        moment = moment.replace(microsecond=moment.microsecond // 1000 * 1000)
-        floors = [t for t in (self._last, _parse_timestamp(after)) if t is not None]
-        if floors and moment <= max(floors):
-            moment = max(floors) + timedelta(milliseconds=1)
-        self._last = moment
-        return moment.isoformat(timespec="milliseconds")
+        return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+
+    def next(self, user: str, after: str | None = None) -> str:
+        floors = [t for t in (self._last.get(user), _parse_timestamp(after)) if t is not None]
+        moment = self._current()
+        if floors:
+            earliest = max(floors).replace(microsecond=0) + timedelta(seconds=1)
+            if moment < earliest:
+                wait = (earliest - moment).total_seconds()
+                if wait > self._max_wait_s:
+                    raise ClockBehind(
+                        f"the last score posted for this student has the timestamp {iso_milliseconds(max(floors))}, "
+                        f"{wait:.0f} s ahead of this computer's clock; platforms refuse a score that is not newer "
+                        "(Moodle: 409): set the clock right, then run again")
+                self._sleep(wait)
+                moment = max(self._current(), earliest)
+        self._last[user] = moment
+        return iso_milliseconds(moment)
 
 
 def _parse_timestamp(text: str | None) -> datetime | None:
@@ -328,6 +410,9 @@ def make_score_poster(config: PlatformConfig, private_pem: str, line_item_url: s
                  .set_grading_progress(body["gradingProgress"]).set_timestamp(body["timestamp"]))
         if body.get("comment"):
             grade.set_comment(body["comment"])
+        extra = {key: body[key] for key in ("submission", CANVAS_SUBMISSION) if key in body}
+        if extra:
+            grade.set_extra_claims(extra)  # pylti1p3 merges them into the score's JSON
         fetch_token()
         try:
             service.put_grade(grade)
@@ -348,10 +433,21 @@ def _http_error(where: str, response) -> PostError:
     retry_after = None
     if response.headers.get("Retry-After", "").strip().isdigit():
         retry_after = min(float(response.headers["Retry-After"]), MAX_RETRY_AFTER_S)
-    text = response.text.strip().replace("\n", " ")[:300]
+    text = clean_text(response.text.strip(), 300, one_line=True)
     retryable = status in RETRYABLE_STATUS
-    return PostError(f"{where} answered HTTP {status}: {text}", retryable=retryable,
+    return PostError(f"{where} answered HTTP {status}: {text}{_meaning(status, text)}", retryable=retryable,
                      token_refused=where == "token request" and not retryable, retry_after=retry_after)
+
+
+def _meaning(status: int, text: str) -> str:
+    """What a refusal means for the instructor, for the answers platforms are known to give."""
+    if status == 409 or (status == 400 and "timestamp" in text.lower()):
+        return (" -- the platform already holds a newer score for this student (posted from elsewhere, or this "
+                "computer's clock is behind); not retried: check the student's grade in the LMS, then run again")
+    if status == 422 and "attempts" in text.lower():
+        return (" -- Canvas refused a new submission attempt (the assignment limits attempts and the student has "
+                "used them); allow one more attempt for this student, or pass --no-submitted-at")
+    return ""
 
 
 @dataclass
@@ -361,6 +457,7 @@ class PublishOutcome:
     failed: list[tuple[PlannedScore, str]] = field(default_factory=list)
     not_attempted: list[PlannedScore] = field(default_factory=list)
     aborted: str = ""
+    interrupted: bool = False
     attempts: int = 0
 
     def as_dict(self) -> dict[str, Any]:
@@ -379,18 +476,27 @@ class PublishOutcome:
 
 def publish(planned: list[PlannedScore], line_item_url: str, ledger: Ledger,
             post: Callable[[dict[str, Any]], None], retries: int = 3, backoff_s: float = 1.0,
-            sleep: Callable[[float], None] = time.sleep, clock: IncreasingClock | None = None,
+            sleep: Callable[[float], None] = time.sleep, clock: PostClock | None = None,
             log: Callable[[str], None] = lambda message: None) -> PublishOutcome:
-    """Post every planned score not already in the ledger; record each one accepted."""
-    clock = clock or IncreasingClock()
+    """Post every planned score not already in the ledger; record each one as it is accepted.
+
+    Never stops half way without saying so: a refused token or Ctrl-C ends the run with the
+    rest in `not_attempted` (and `aborted` saying why); any other error costs one student only.
+    """
+    clock = clock or PostClock(sleep=sleep)
     outcome = PublishOutcome()
     for index, item in enumerate(planned):
-        if ledger.already_posted(line_item_url, item.user_id, item.digest):
-            outcome.unchanged.append(item)
-            continue
         try:
+            if ledger.already_posted(line_item_url, item.user_id, item.digest):
+                outcome.unchanged.append(item)
+                continue
             body = _post_with_retries(item, line_item_url, ledger, post, retries, backoff_s, sleep, clock,
                                       outcome, log)
+        except KeyboardInterrupt:
+            outcome.interrupted = True
+            outcome.aborted = "interrupted (Ctrl-C)"
+            outcome.not_attempted = planned[index:]
+            break
         except PostError as exc:
             outcome.failed.append((item, str(exc)))
             log(f"FAILED {item.user_id} ({item.row.label()}): {exc}")
@@ -399,17 +505,22 @@ def publish(planned: list[PlannedScore], line_item_url: str, ledger: Ledger,
                 outcome.not_attempted = planned[index + 1:]
                 break
             continue
-        ledger.record(line_item_url, item.user_id, body, item.submission)
+        ledger.record(line_item_url, item.user_id, body, item.submission, item.digest)
         outcome.posted.append(item)
         log(f"posted {item.user_id}: {format_points(body['scoreGiven'])}/{format_points(body['scoreMaximum'])}")
     return outcome
 
 
 def _post_with_retries(item: PlannedScore, line_item_url: str, ledger: Ledger, post, retries: int,
-                       backoff_s: float, sleep, clock: IncreasingClock, outcome: PublishOutcome,
+                       backoff_s: float, sleep, clock: PostClock, outcome: PublishOutcome,
                        log) -> dict[str, Any]:
+    first_post = ledger.entry(line_item_url, item.user_id) is None
     for attempt in range(retries + 1):
-        body = {**item.body, "timestamp": clock.next(after=ledger.last_timestamp(line_item_url, item.user_id))}
+        try:
+            timestamp = clock.next(item.user_id, after=ledger.last_timestamp(line_item_url, item.user_id))
+        except ClockBehind as exc:
+            raise PostError(str(exc), retryable=False) from None
+        body = post_body(item, timestamp, first_post)
         outcome.attempts += 1
         try:
             post(body)
@@ -420,4 +531,7 @@ def _post_with_retries(item: PlannedScore, line_item_url: str, ledger: Ledger, p
             delay = exc.retry_after if exc.retry_after is not None else backoff_s * 2 ** attempt
             log(f"retrying {item.user_id} in {delay:g} s ({exc})")
             sleep(delay)
+        except Exception as exc:  # pylti1p3 or requests failing in a way we did not foresee: this student only
+            raise PostError(f"score post failed: {type(exc).__name__}: {clean_text(str(exc), 300, one_line=True)}",
+                            retryable=False) from None
     raise AssertionError("unreachable")

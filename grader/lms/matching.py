@@ -24,6 +24,7 @@ from typing import Any, TextIO
 
 from grader.lms.roster import Roster, RosterRow, submission_key
 from grader.lms.scores import ScoreProblem, ScoreSet, SubmissionScore
+from grader.safetext import replace_lone_surrogates
 
 
 @dataclass
@@ -37,6 +38,18 @@ class Reconciliation:
     def complete(self) -> bool:
         """True when every score file was valid and belongs to a roster row."""
         return not self.unmatched_submissions and not self.invalid
+
+    def set_aside(self, scores: list[SubmissionScore], reason: str) -> None:
+        """Valid score files an export cannot use after all: reported with the invalid ones."""
+        left_out = {id(s) for s in scores}
+        for row, score in self.matched:
+            if id(score) in left_out:
+                self.invalid.append((ScoreProblem(score.path, reason, score.submission), row))
+        self.matched = [(row, score) for row, score in self.matched if id(score) not in left_out]
+
+    @property
+    def warnings(self) -> list[str]:
+        return [w for _, score in self.matched for w in score.warnings]
 
 
 def reconcile(roster: Roster, scores: ScoreSet) -> Reconciliation:
@@ -69,44 +82,52 @@ class Report:
         self.data: dict[str, Any] = {"command": command}
         self.warnings: list[str] = []
 
-    def add_reconciliation(self, rec: Reconciliation, missing_as_zero: bool = False) -> None:
+    def add_reconciliation(self, rec: Reconciliation, missing_as_zero: bool = False,
+                           no_grade: str = "no grade") -> None:
+        """`no_grade`: what a student without a submission gets when not given 0, in words."""
         self.data["exported"] = [score.submission for _, score in rec.matched]
         self.data["submissions_without_roster_row"] = [
             {"submission": s.submission, "file": str(s.path)} for s in rec.unmatched_submissions]
         self.data["students_without_submission"] = [r.as_dict() for r in rec.without_submission]
-        self.data["students_without_submission_given"] = "0" if missing_as_zero else "no grade"
+        self.data["students_without_submission_given"] = "0" if missing_as_zero else no_grade
         self.data["invalid_score_files"] = [
             {**problem.as_dict(), "roster_line": row.line if row else None} for problem, row in rec.invalid]
+        self.warnings += rec.warnings
 
-    def add_invalid_files(self, problems: list[ScoreProblem]) -> None:
+    def add_invalid_files(self, problems: list[ScoreProblem], scores: list[SubmissionScore] = ()) -> None:
         """For the per-submission exports, which use no roster."""
         self.data["invalid_score_files"] = [p.as_dict() for p in problems]
+        self.warnings += [w for s in scores for w in s.warnings]
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
 
     def print_summary(self, rec: Reconciliation | None, stream: TextIO | None = None) -> None:
         stream = stream or sys.stderr
+
+        def say(line: str) -> None:  # a file name that is not UTF-8 decodes to lone surrogates
+            print(replace_lone_surrogates(line), file=stream)
+
         if rec is not None:
             for score in rec.unmatched_submissions:
-                print(f"NOT EXPORTED: {score.path.name}: submission {score.submission!r} has no roster row",
-                      file=stream)
+                say(f"NOT EXPORTED: {score.path.name}: submission {score.submission!r} has no roster row")
             for problem, row in rec.invalid:
                 owner = f" (student at roster {row.label()})" if row else ""
-                print(f"NOT EXPORTED: {problem.path.name}{owner}: {problem.reason}", file=stream)
+                say(f"NOT EXPORTED: {problem.path.name}{owner}: {problem.reason}")
             if rec.without_submission:
                 given = self.data.get("students_without_submission_given", "no grade")
-                print(f"{len(rec.without_submission)} roster student(s) without a submission ({given}): "
-                      + ", ".join(r.label() for r in rec.without_submission[:20])
-                      + (" ..." if len(rec.without_submission) > 20 else ""), file=stream)
+                say(f"{len(rec.without_submission)} roster student(s) without a submission ({given}): "
+                    + ", ".join(r.label() for r in rec.without_submission[:20])
+                    + (" ..." if len(rec.without_submission) > 20 else ""))
         else:
             for problem in self.data.get("invalid_score_files", []):
-                print(f"NOT EXPORTED: {Path(problem['file']).name}: {problem['reason']}", file=stream)
+                say(f"NOT EXPORTED: {Path(problem['file']).name}: {problem['reason']}")
         for warning in self.warnings:
-            print(f"warning: {warning}", file=stream)
+            say(f"warning: {warning}")
 
     def write(self, path: str | Path | None) -> None:
         if path is None:
             return
         self.data["warnings"] = self.warnings
-        Path(path).write_text(json.dumps(self.data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        text = json.dumps(self.data, indent=2, ensure_ascii=False) + "\n"
+        Path(path).write_text(replace_lone_surrogates(text), encoding="utf-8")  # a file name may hold some

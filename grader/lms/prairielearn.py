@@ -12,7 +12,10 @@ docs/externalGrading.md` and `apps/prairielearn/src/lib/externalGraderCommon.ts`
   make the submission invalid, while a student's import error is graded as 0 for that module);
 - P4 `message` and `output` are strings; `tests` is a list of
   `{name, description?, points, max_points, message?, output?}` with numbers for the points;
-- P5 the file is at most 1 MB, and NUL bytes are replaced (Postgres refuses them): we write none.
+- P5 the file is at most 1 MB, and NUL bytes are replaced (Postgres refuses them): we write none,
+  and no lone surrogate either (PostgreSQL's jsonb refuses `\\ud800` as it refuses `\\u0000`);
+- P6 (display) `points` never above `max_points`: a score above its maximum is clamped when the
+  score file is read (grader.lms.scores), with a warning.
 
 Messages of hidden tests are replaced by their status unless `show_hidden=True`, because
 students see this page.
@@ -27,20 +30,16 @@ from typing import Any
 
 from grader.lms import LmsError
 from grader.lms.scores import SubmissionScore, format_points
+from grader.safetext import clean_text
 
 MAX_BYTES = 1_000_000
 MAX_MESSAGE_CHARS = 2_000
 
 
-def clean_text(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
-    text = text.replace("\0", "\ufffd")
-    return text if len(text) <= limit else text[: limit - 15] + " ...[truncated]"
-
-
 def test_message(test, show_hidden: bool) -> str:
     if test.hidden and not show_hidden:
         return f"hidden test: {test.status}"
-    return clean_text(test.message)
+    return clean_text(test.message, MAX_MESSAGE_CHARS)
 
 
 def build_results(score: SubmissionScore, show_hidden: bool = False) -> dict[str, Any]:
@@ -56,8 +55,11 @@ def build_results(score: SubmissionScore, show_hidden: bool = False) -> dict[str
             })
     summary = ", ".join(f"{ex.name} {format_points(ex.score)}/{format_points(ex.max_score)}" for ex in score.exercises)
     message = f"Score {format_points(score.score)}/{format_points(score.max_score)}. {summary}"
+    if score.adjustments:
+        message += "\nAdjusted: " + "; ".join(f"{a.kind} {a.points:+g} ({a.reason})" for a in score.adjustments)
     if score.submission_errors:
-        message += "\nProblems with the submission:\n" + "\n".join(clean_text(e) for e in score.submission_errors)
+        message += "\nProblems with the submission:\n" + "\n".join(clean_text(e, MAX_MESSAGE_CHARS)
+                                                                  for e in score.submission_errors)
     results = {"gradable": True, "score": round(score.fraction, 6), "message": message, "tests": tests}
     return _fit_in_limit(results)
 
@@ -110,12 +112,29 @@ def validate_results(results: Any, raw: bytes | None = None) -> list[str]:
         for key in ("description", "message", "output"):
             if key in test and not isinstance(test[key], str):
                 problems.append(f"P4: tests[{i}].{key} must be a string")
+        if _is_number(test.get("points")) and _is_number(test.get("max_points")) \
+                and test["points"] > test["max_points"]:
+            problems.append(f"P6: tests[{i}] has {test['points']} points of {test['max_points']}")
     if raw is not None:
         if len(raw) >= MAX_BYTES:
             problems.append(f"P5: {len(raw)} bytes, the limit is 1 MB")
         if b"\0" in raw or b"\\u0000" in raw:
             problems.append("P5: contains NUL characters")
+        if re.search(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}", raw) or _not_utf8(raw):
+            problems.append("P5: contains lone surrogates or is not UTF-8; PostgreSQL's jsonb refuses them")
     return problems
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _not_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
 
 
 def safe_dir_name(submission: str) -> str:

@@ -27,13 +27,15 @@ from pathlib import Path
 from typing import Iterable
 
 from grader.lms import LmsError
+from grader.safetext import clean_text
 
 KNOWN_COLUMNS = ("submission", "name", "lms_user_id", "sis_user_id", "login", "email", "section", "lti_user_id")
 
 
 def submission_key(name: str) -> str:
-    """How submissions are compared: surrounding spaces and a trailing '.zip' do not count."""
-    name = name.strip()
+    """How submissions are compared: cleaned as score files' names are (grader.safetext), and
+    surrounding spaces and a trailing '.zip' do not count."""
+    name = clean_text(name, one_line=True)
     return name[:-4] if name.lower().endswith(".zip") else name
 
 

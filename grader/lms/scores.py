@@ -8,20 +8,34 @@ never skipped in silence and never scored.
 
 Files are validated against `grader/schema/score.schema.json` with jsonschema when it is
 installed, and against a smaller built-in check of the fields this package uses otherwise.
+Files written by `grader gradebook` (`raw_score`, `adjustments`, `submitted_at`) are read like
+raw ones: `score` is then the adjusted total, `raw_score` plus the adjustments' points, clamped
+to [0, max_score].
+
+Any valid JSON is survived: NaN and Infinity (not JSON) and nesting too deep to parse are
+reported; every string a submission could control goes through `grader.safetext.clean_text`
+(lone surrogates, control characters, workflow commands) before an exporter sees it; a score
+above its maximum (a test, an exercise or the total) is clamped, with a warning that names it.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
 
+from grader.host.results import READABLE_SCHEMA_VERSIONS
 from grader.lms import LmsError
+from grader.safetext import clean_text
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "score.schema.json"
 TEST_STATUSES = ("passed", "failed", "error", "timeout")
+NAME_LIMIT = 200  # characters of a submission, exercise or test name
+MESSAGE_LIMIT = 5_000  # characters of a message; each exporter cuts further to its own limit
 
 
 @dataclass(frozen=True)
@@ -49,20 +63,37 @@ class ExerciseScore:
 
 
 @dataclass(frozen=True)
+class Adjustment:
+    """One change `grader gradebook` made to the raw score: kind 'late', 'override', ..."""
+
+    kind: str
+    points: float
+    reason: str
+
+
+@dataclass(frozen=True)
 class SubmissionScore:
-    """One valid score file."""
+    """One valid score file, its text cleaned and its scores clamped to their maxima."""
 
     submission: str
-    score: float
+    score: float  # the total every export uses: adjusted when the file is adjusted
     max_score: float
     exercises: tuple[ExerciseScore, ...]
     submission_errors: tuple[str, ...]
     path: Path
+    raw_score: float | None = None
+    adjustments: tuple[Adjustment, ...] = ()
+    submitted_at: datetime | None = None  # when the student handed in, if the file says
+    warnings: tuple[str, ...] = ()  # what was changed on the way in (clamped scores)
 
     @property
     def fraction(self) -> float:
-        """The score as a fraction of the maximum, clamped to [0, 1]."""
+        """The score as a fraction of the maximum, in [0, 1]."""
         return min(1.0, max(0.0, self.score / self.max_score))
+
+    @property
+    def late_adjustments(self) -> tuple[Adjustment, ...]:
+        return tuple(a for a in self.adjustments if a.kind == "late")
 
 
 @dataclass(frozen=True)
@@ -82,6 +113,10 @@ class ScoreSet:
     directory: Path
     scores: list[SubmissionScore] = field(default_factory=list)
     problems: list[ScoreProblem] = field(default_factory=list)
+
+    @property
+    def warnings(self) -> list[str]:
+        return [w for s in self.scores for w in s.warnings]
 
 
 # ----------------------------------------------------------------------------- loading
@@ -129,45 +164,99 @@ def load_score_path(path: str | Path) -> ScoreSet:
     return result
 
 
+def _not_json(constant: str) -> None:
+    raise ValueError(f"{constant} is not a JSON number")
+
+
 def load_score_file(path: Path, validate=None) -> SubmissionScore | ScoreProblem:
     """Parse and validate one file; a problem is returned, not raised."""
-    fallback_name = path.stem
+    fallback_name = clean_text(path.stem, NAME_LIMIT, one_line=True)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_not_json)
     except OSError as exc:
         return ScoreProblem(path, f"cannot be read: {exc.strerror or exc}", fallback_name)
     except UnicodeDecodeError:
         return ScoreProblem(path, "is not UTF-8 text", fallback_name)
     except json.JSONDecodeError as exc:
         return ScoreProblem(path, f"is not valid JSON (line {exc.lineno}: {exc.msg})", fallback_name)
+    except ValueError as exc:  # NaN, Infinity
+        return ScoreProblem(path, f"is not valid JSON ({exc})", fallback_name)
+    except RecursionError:
+        return ScoreProblem(path, "is nested too deeply to be a score file", fallback_name)
     name = data.get("submission") if isinstance(data, dict) else None
-    submission = name if isinstance(name, str) and name.strip() else fallback_name
+    submission = clean_text(name, NAME_LIMIT, one_line=True) if isinstance(name, str) else ""
+    submission = submission or fallback_name
     errors = (validate or _schema_validator())(data)
     if not errors:
         errors = _consistency_errors(data)
     if errors:
-        shown = "; ".join(_shorten(e) for e in errors[:3]) + (f"; and {len(errors) - 3} more" if len(errors) > 3 else "")
+        shown = "; ".join(_shorten(clean_text(e, one_line=True)) for e in errors[:3])
+        shown += f"; and {len(errors) - 3} more" if len(errors) > 3 else ""
         return ScoreProblem(path, f"does not match the score file schema: {shown}", submission)
-    return _to_submission_score(data, path)
+    submitted_at = _parse_time(data.get("submitted_at"))
+    if "submitted_at" in data and submitted_at is None:
+        return ScoreProblem(path, f"submitted_at {clean_text(str(data['submitted_at']), 60)!r} is not an ISO 8601 "
+                                  "time with a time zone (e.g. 2026-12-01T23:59:00+08:00)", submission)
+    return _to_submission_score(data, path, submission, submitted_at)
 
 
-def _to_submission_score(data: dict[str, Any], path: Path) -> SubmissionScore:
-    exercises = tuple(
-        ExerciseScore(
-            name=ex["name"], module=ex["module"], score=float(ex["score"]), max_score=float(ex["max_score"]),
-            tests=tuple(
-                TestResult(
-                    name=t["name"], status=t["status"], score=float(t["score"]), max_score=float(t["max_score"]),
-                    visibility=t["visibility"], message=t["message"], duration_s=float(t.get("duration_s", 0.0)),
-                )
-                for t in ex["tests"]
-            ),
+def _parse_time(text: Any) -> datetime | None:
+    """An ISO 8601 time with a time zone, or None."""
+    if not isinstance(text, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("z", "Z"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
+
+
+class _Clamp:
+    """Scores above their maximum, clamped and remembered, so the instructor is told which."""
+
+    def __init__(self) -> None:
+        self.found: list[str] = []
+
+    def __call__(self, value: Any, maximum: float, what: str) -> float:
+        value = float(value)
+        if value > maximum:
+            self.found.append(f"{what} {value:g}/{maximum:g}")
+            return maximum
+        return value
+
+
+def _to_submission_score(data: dict[str, Any], path: Path, submission: str,
+                         submitted_at: datetime | None) -> SubmissionScore:
+    clamp = _Clamp()
+    exercises = []
+    for ex in data["exercises"]:
+        name = clean_text(ex["name"], NAME_LIMIT, one_line=True)
+        tests = tuple(
+            TestResult(
+                name=(test_name := clean_text(t["name"], NAME_LIMIT, one_line=True)), status=t["status"],
+                score=clamp(t["score"], float(t["max_score"]), f"test {name}::{test_name}"),
+                max_score=float(t["max_score"]), visibility=t["visibility"],
+                message=clean_text(t["message"], MESSAGE_LIMIT), duration_s=float(t.get("duration_s", 0.0)),
+            )
+            for t in ex["tests"]
         )
-        for ex in data["exercises"]
-    )
+        exercises.append(ExerciseScore(name=name, module=clean_text(ex["module"], NAME_LIMIT, one_line=True),
+                                       score=clamp(ex["score"], float(ex["max_score"]), f"exercise {name}"),
+                                       max_score=float(ex["max_score"]), tests=tests))
+    max_score = float(data["max_score"])
+    score = clamp(data["score"], max_score, "total")
+    warnings = ()
+    if clamp.found:
+        warnings = (f"{clean_text(path.name, one_line=True)}: score above its maximum ({'; '.join(clamp.found[:5])}"
+                    f"{'; ...' if len(clamp.found) > 5 else ''}): exported at the maximum",)
+    adjustments = tuple(Adjustment(clean_text(a["kind"], NAME_LIMIT, one_line=True), float(a["points"]),
+                                   clean_text(a["reason"], 500, one_line=True))
+                        for a in data.get("adjustments", ()))
     return SubmissionScore(
-        submission=data["submission"].strip(), score=float(data["score"]), max_score=float(data["max_score"]),
-        exercises=exercises, submission_errors=tuple(data.get("submission_errors", ())), path=path,
+        submission=submission, score=score, max_score=max_score, exercises=tuple(exercises),
+        submission_errors=tuple(clean_text(e, MESSAGE_LIMIT) for e in data.get("submission_errors", ())),
+        path=path, raw_score=float(data["raw_score"]) if "raw_score" in data else None,
+        adjustments=adjustments, submitted_at=submitted_at, warnings=warnings,
     )
 
 
@@ -214,8 +303,8 @@ def _minimal_errors(data: Any) -> list[str]:
     if not isinstance(data, dict):
         return ["$: not a JSON object"]
     errors = []
-    if data.get("schema_version") != "1.0":
-        errors.append("$.schema_version: must be '1.0'")
+    if data.get("schema_version") not in READABLE_SCHEMA_VERSIONS:
+        errors.append(f"$.schema_version: must be one of {', '.join(READABLE_SCHEMA_VERSIONS)}")
     if not isinstance(data.get("submission"), str) or not data["submission"].strip():
         errors.append("$.submission: missing or empty")
     for key, positive in (("score", False), ("max_score", True)):
@@ -248,14 +337,21 @@ def _minimal_errors(data: Any) -> list[str]:
 
 
 def _consistency_errors(data: dict[str, Any]) -> list[str]:
-    """Totals that must add up, or the LMS would show a different score than the grader."""
+    """Totals that must add up, or the LMS would show a different score than the grader.
+
+    In a file adjusted by `grader gradebook`, `score` is `raw_score` plus the adjustments'
+    points, clamped to [0, max_score]; an override may have changed an exercise's score, so the
+    tests of an exercise need not add up to it there.
+    """
     errors = []
-    exercise_total = sum(ex["score"] for ex in data["exercises"])
     exercise_max = sum(ex["max_score"] for ex in data["exercises"])
-    if not _close(exercise_total, data["score"]):
-        errors.append(f"$.score is {data['score']} but the exercise scores add up to {exercise_total:g}")
     if not _close(exercise_max, data["max_score"]):
         errors.append(f"$.max_score is {data['max_score']} but the exercise maxima add up to {exercise_max:g}")
+    if "adjustments" in data or "raw_score" in data:
+        return errors + _adjustment_errors(data)
+    exercise_total = sum(ex["score"] for ex in data["exercises"])
+    if not _close(exercise_total, data["score"]):
+        errors.append(f"$.score is {data['score']} but the exercise scores add up to {exercise_total:g}")
     for ex in data["exercises"]:
         tests_total = sum(t["score"] for t in ex["tests"])
         if not _close(tests_total, ex["score"]):
@@ -263,8 +359,24 @@ def _consistency_errors(data: dict[str, Any]) -> list[str]:
     return errors
 
 
+def _adjustment_errors(data: dict[str, Any]) -> list[str]:
+    if not _is_number(data.get("raw_score")) or not isinstance(data.get("adjustments"), list):
+        return ["$: a file adjusted by `grader gradebook` needs both raw_score and adjustments"]
+    for i, a in enumerate(data["adjustments"]):
+        if not (isinstance(a, dict) and isinstance(a.get("kind"), str) and _is_number(a.get("points"))
+                and isinstance(a.get("reason"), str)):
+            return [f"$.adjustments[{i}]: needs kind (text), points (a number) and reason (text)"]
+    points = sum(a["points"] for a in data["adjustments"])
+    expected = min(max(data["raw_score"] + points, 0.0), data["max_score"])
+    if not _close(expected, min(data["score"], data["max_score"])):
+        return [f"$.score is {data['score']} but raw_score {data['raw_score']} with the adjustments' "
+                f"{points:+g} points gives {expected:g}"]
+    return []
+
+
 def _close(a: float, b: float) -> bool:
-    return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
+    """Equal up to rounding; sums that overflow to infinity are never equal to anything."""
+    return math.isfinite(a) and math.isfinite(b) and abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
 
 
 # ----------------------------------------------------------------------------- summaries
@@ -280,34 +392,48 @@ def format_points(value: float) -> str:
     return "0" if text in ("", "-0") else text
 
 
+SUMMARY_LIMIT = 1_000  # characters of the one-line feedback (a gradebook comment)
+
+
 def exercise_summary(score: SubmissionScore) -> str:
     """The short per-exercise feedback, one line: 'graph_node_counts 5/5; make_leaf 0/5; ...'."""
     parts = [f"{ex.name} {format_points(ex.score)}/{format_points(ex.max_score)}" for ex in score.exercises]
     text = "; ".join(parts)
+    if score.adjustments:
+        text += ". Adjusted: " + "; ".join(f"{a.kind} {a.points:+g} ({a.reason})" for a in score.adjustments)
+        text += f"; total {format_points(score.score)}/{format_points(score.max_score)}"
     if score.submission_errors:
-        text += ". Problems with the submission: " + " | ".join(" ".join(e.split()) for e in score.submission_errors)
-    return text
+        text += ". Problems with the submission: " + " | ".join(score.submission_errors)
+    return clean_text(text, SUMMARY_LIMIT, one_line=True)
 
 
-def common_max_scores(scores: list[SubmissionScore]) -> tuple[float, list[tuple[str, float]]]:
-    """The total and per-exercise maxima shared by all score files.
+Signature = tuple[float, tuple[tuple[str, float], ...]]
 
-    A gradebook column has one 'points possible', so files graded with different maxima
-    (a different grader version or case file) cannot share one; raise, naming the odd files.
+
+def _signature(score: SubmissionScore) -> Signature:
+    return score.max_score, tuple((ex.name, ex.max_score) for ex in score.exercises)
+
+
+def common_max_scores(scores: list[SubmissionScore]) -> tuple[float, list[tuple[str, float]], list[SubmissionScore]]:
+    """The total and per-exercise maxima of most score files, and the files that differ.
+
+    A gradebook column has one 'points possible', so files graded with other maxima (another
+    grader version or case file) cannot share it: when more than half of the files agree, the
+    others are returned to be reported and left out; with no such majority, raise, naming them.
     """
-    signatures: dict[tuple, list[SubmissionScore]] = {}
-    for s in scores:
-        key = (s.max_score, tuple((ex.name, ex.max_score) for ex in s.exercises))
-        signatures.setdefault(key, []).append(s)
-    if len(signatures) > 1:
-        ranked = sorted(signatures.items(), key=lambda item: -len(item[1]))
-        lines = [
-            f"  max {format_points(key[0])} over {len(key[1])} exercises: {len(files)} file(s), e.g. "
-            + ", ".join(f.path.name for f in files[:5])
-            for key, files in ranked
-        ]
+    signatures = Counter(_signature(s) for s in scores)
+    (common, count), = signatures.most_common(1)
+    if len(signatures) > 1 and count * 2 <= len(scores):
+        lines = [f"  max {format_points(key[0])} over {len(key[1])} exercises: {n} file(s), e.g. "
+                 + ", ".join([s.path.name for s in scores if _signature(s) == key][:5])
+                 for key, n in signatures.most_common()]
         raise LmsError("the score files do not share the same exercises and maximum scores, so one gradebook "
                        "column cannot hold them all; regrade the odd ones or export them separately:\n"
                        + "\n".join(lines))
-    (total, per_exercise), = signatures.keys()
-    return total, list(per_exercise)
+    odd = [s for s in scores if _signature(s) != common]
+    return common[0], list(common[1]), odd
+
+
+def odd_maxima_reason(total: float, exercises: int) -> str:
+    return (f"graded with other exercises or maxima than the other score files (max {format_points(total)} over "
+            f"{exercises} exercises); regrade it, or export it separately")

@@ -81,9 +81,9 @@ def mlp_graph(x: torch.Tensor, w1: torch.Tensor, b1: torch.Tensor, w2: torch.Ten
 
 
 def diamond_graph(x: torch.Tensor) -> torch.Tensor:
-    """One node feeds several paths: it must be counted once."""
+    """One node feeds several paths: it must be counted once. (Two Muls: no answer of all ones fits.)"""
     a = _leaf(x).exp()
-    return (a * a.sin() + a).sum()
+    return (a * a.sin() + a * 2).sum()
 
 
 def chain_graph(x: torch.Tensor, length: int) -> torch.Tensor:
@@ -195,7 +195,29 @@ def probe_recording_f(function, f_name: str, x: torch.Tensor, *args):
     return result, {k: sorted(set(v)) for k, v in seen.items()}
 
 
+def probe_docstring_examples(target, name: str, sources: list):
+    """Run a docstring's examples in order, as doctest does, with `torch` and the student's `name` in
+    scope; returns what each printed (its value's repr), or {"raised": "Type: message"} for the
+    first that raised, after which the rest are not run. The trusted side compares the texts."""
+    import contextlib
+    import io
+
+    scope = {"torch": torch, name: target}
+    printed: list = []
+    for source in sources:
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                exec(compile(str(source), f"<{name} docstring>", "single"), scope)  # noqa: S102 (the course's examples)
+        except BaseException as exc:  # noqa: BLE001  (student code: any error ends the examples)
+            printed.append({"raised": f"{type(exc).__name__}: {str(exc)[:500]}"})
+            break
+        printed.append(out.getvalue())
+    return printed
+
+
 PROBES = {
+    "docstring_examples": probe_docstring_examples,
     "smooth_abs": probe_smooth_abs,
     "smooth_abs_orders": probe_smooth_abs_orders,
     "then_backward": probe_then_backward,

@@ -19,8 +19,8 @@ def test_grads_per_step_random(submission, rng, dtype):
     xs = [draw(rng, shape, dtype) for _ in range(randint(rng, 2, 5))]
     call = submission.call("grads_per_step", w, xs)
     want = oracle.step_grads(w, xs)
-    got = result_tensor(call, returned(call), "the stacked gradients", like=w, shape=want.shape)
-    close(got, want, "the stacked gradients",
+    got = result_tensor(call, returned(call), "the stack of gradients", like=w, shape=want.shape)
+    close(got, want, "the stack of gradients",
           mistakes={"not_zeroed": want.cumsum(0), "recorded_alias": torch.zeros_like(want)})
 
 
@@ -29,7 +29,8 @@ def test_grads_per_step_empty(submission, rng):
     xs 为空列表时，返回形状为 (0, *w.shape) 的张量，dtype 和设备与 w 相同。"""
     w = draw(rng, (randint(rng, 1, 3), randint(rng, 2, 4)), torch.float64)
     call = submission.call("grads_per_step", w, [])
-    result_tensor(call, returned(call), "the stacked gradients", like=w, shape=(0, *w.shape))
+    result_tensor(call, returned(call, errors={"non-empty TensorList": "empty_xs"}), "the stack of gradients", like=w,
+                  shape=(0, *w.shape))
 
 
 def test_grads_per_step_conventions(submission, rng):
@@ -38,7 +39,8 @@ def test_grads_per_step_conventions(submission, rng):
     w = draw(rng, (3,), torch.float32)
     xs = [draw(rng, (3,), torch.float32) for _ in range(3)]
     call = submission.call("grads_per_step", Arg(w, grad=torch.ones(3)), xs)
-    result_tensor(call, returned(call), "the stacked gradients", like=w, shape=(3, 3))
+    close(result_tensor(call, returned(call), "the stack of gradients", like=w, shape=(3, 3)), oracle.step_grads(w, xs),
+          "the stack of gradients")
     unchanged(call, "w", "xs")
 
 
@@ -64,7 +66,7 @@ def test_accumulate_microbatches_conventions(submission, rng):
     w、X、Y 不被修改（数值、requires_grad、.grad、版本号）；梯度已 detach。"""
     w, X, Y = draw(rng, (2,), torch.float32), draw(rng, (5, 2), torch.float32), draw(rng, (5,), torch.float32)
     call = submission.call("accumulate_microbatches", Arg(w, grad=torch.ones(2)), X, Y, 2)
-    result_tensor(call, returned(call), "the gradient", like=w)
+    close(result_tensor(call, returned(call), "the gradient", like=w), oracle.full_batch_grad(w, X, Y), "the gradient")
     unchanged(call, "w", "X", "Y")
 
 
@@ -77,7 +79,7 @@ def test_gd_fit_random(submission, rng, dtype):
     lr, steps = 0.05 * randint(rng, 1, 4), randint(rng, 3, 8)
     call = submission.call("gd_fit", X, Y, w0, lr, steps)
     close(result_tensor(call, returned(call), "the fitted w", like=w0), oracle.gd(X, Y, w0, lr, steps), "the fitted w",
-          mistakes={"no_zero_gd": oracle.gd(X, Y, w0, lr, steps, zero_grad=False)})
+          mistakes={"not_zeroed": oracle.gd(X, Y, w0, lr, steps, zero_grad=False)})
 
 
 def test_gd_fit_zero_steps(submission, rng):
@@ -87,7 +89,8 @@ def test_gd_fit_zero_steps(submission, rng):
     call = submission.call("gd_fit", X, Y, w0, 0.1, 0)
     got = result_tensor(call, returned(call), "the fitted w", like=w0)
     if got.same_as_arg is not None or got.shares_storage_with_arg is not None:
-        raise Fail("the result is w0 itself (or shares its storage): return a copy / 返回的是 w0 本身（或共享存储）：请返回副本")
+        raise Fail("the result is w0 itself (or shares its storage) / 返回的是 w0 本身（或共享存储）",
+                   mistake="returned_argument")
     close(got, w0, "the fitted w")
 
 
@@ -96,5 +99,5 @@ def test_gd_fit_conventions(submission, rng):
     X、Y、w0 不被修改（数值、.grad、版本号）：在 w0 的叶子副本上训练。"""
     X, Y, w0 = draw(rng, (5, 2), torch.float32), draw(rng, (5,), torch.float32), draw(rng, (2,), torch.float32)
     call = submission.call("gd_fit", X, Y, Arg(w0, grad=torch.ones(2)), 0.1, 3)
-    result_tensor(call, returned(call), "the fitted w", like=w0)
+    close(result_tensor(call, returned(call), "the fitted w", like=w0), oracle.gd(X, Y, w0, 0.1, 3), "the fitted w")
     unchanged(call, "X", "Y", "w0")

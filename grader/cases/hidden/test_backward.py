@@ -28,8 +28,9 @@ def test_two_losses_grad_conventions(submission, rng):
     w 和 x 不被修改（包括 .grad）；g1、g12 是与 w 相同 dtype 的、已 detach 的张量。"""
     w, x = draw(rng, (3,), torch.float32), draw(rng, (3,), torch.float32)
     call = submission.call("two_losses_grad", Arg(w, grad=torch.ones(3)), x)
-    for value, name in zip(returned(call, tuple, 2), ("g1", "g12")):
-        result_tensor(call, value, name, like=w)
+    d1, d2 = oracle.two_losses(w, x)
+    for value, want, name in zip(returned(call, tuple, 2), (d1, d1 + d2), ("g1", "g12")):
+        close(result_tensor(call, value, name, like=w), want, name)
     unchanged(call, "w", "x")
 
 
@@ -42,7 +43,8 @@ def test_weighted_backward_random(submission, rng, dtype):
     call = submission.call("weighted_backward", w, x, weights)
     want = oracle.weighted(w, x, weights)
     close(result_tensor(call, returned(call), "the gradient", like=w), want, "the gradient",
-          mistakes={"unweighted": oracle.weighted(w, x, torch.ones_like(weights))})
+          mistakes={"unweighted": oracle.weighted(w, x, torch.ones_like(weights)),
+                    "interleaved": oracle.weighted(w, x, torch.cat([weights[0::2], weights[1::2]]))})
 
 
 def test_weighted_backward_conventions(submission, rng):
@@ -51,5 +53,5 @@ def test_weighted_backward_conventions(submission, rng):
     n = 4
     w, x, weights = draw(rng, (n,), torch.float32), draw(rng, (n,), torch.float32), draw(rng, (2 * n,), torch.float32)
     call = submission.call("weighted_backward", Arg(w, grad=torch.zeros(n)), x, weights)
-    result_tensor(call, returned(call), "the gradient", like=w)
+    close(result_tensor(call, returned(call), "the gradient", like=w), oracle.weighted(w, x, weights), "the gradient")
     unchanged(call, "w", "x", "weights")

@@ -3,8 +3,9 @@
 import pytest
 import torch
 
+from grader import catalog
 from grader.cases.hidden import oracle
-from grader.cases.kit import (Arg, Fail, Fn, Leaf, autograd_calls, close, draw, mistake_text, no_shortcuts, randint,
+from grader.cases.kit import (Arg, Fail, Fn, Leaf, autograd_calls, close, draw, no_shortcuts, randint,
                               result_tensor, returned, unchanged)
 
 EPS = pytest.mark.parametrize("eps", [1e-3, 0.1, 1.0])
@@ -34,9 +35,10 @@ def test_smooth_abs_backward(submission, rng, eps):
     backward(ctx, grad_out) 返回 grad_out * x / sqrt(x ** 2 + eps)，对 eps 返回 None。"""
     call, x, v, u, (_, dy, _) = _smooth_abs_call(submission, rng, eps)
     if type(dy) is str:
-        raise Fail(f"the first derivative could not be computed: {dy} / 无法计算一阶导数")
+        raise Fail(f"the first derivative could not be computed: {dy} / 无法计算一阶导数",
+                   mistake=catalog.error_mistake("SmoothAbs", dy))
     close(result_tensor(call, dy, "first derivative", like=x), v * oracle.smooth_abs(x, eps)[1], "first derivative",
-          mistakes={"sign_instead": v * torch.sign(x)})
+          mistakes={"sign_instead": v * torch.sign(x), "eps_squared": v * oracle.smooth_abs(x, eps ** 2)[1]})
 
 
 @EPS
@@ -47,9 +49,9 @@ def test_smooth_abs_double_backward(submission, rng, eps):
     call, x, v, u, (_, dy, d2y) = _smooth_abs_call(submission, rng, eps)
     if type(dy) is str:
         raise Fail(f"the first derivative could not be computed, so neither could the second: {dy} "
-                   f"/ 无法计算一阶导数，因此也无法计算二阶导数")
+                   f"/ 无法计算一阶导数，因此也无法计算二阶导数", mistake=catalog.error_mistake("SmoothAbs", dy))
     if type(d2y) is str:
-        raise Fail(f"{mistake_text('not_differentiable')}\n({d2y})")
+        raise Fail(f"the second derivative could not be computed ({d2y}) / 无法计算二阶导数", mistake="not_differentiable")
     r = oracle.smooth_abs(x, eps)[0]
     close(result_tensor(call, d2y, "second derivative", like=x), u * v * oracle.smooth_abs(x, eps)[2],
           "second derivative", mistakes={"detached_in_backward": u * v / r})
@@ -61,12 +63,12 @@ def test_smooth_abs_backward_is_written_by_hand(submission, rng):
     backward 要用保存的张量自己算出 grad_out * x / sqrt(x ** 2 + eps)：不能在 backward 里对前向表达式再调用自动求导。"""
     call, x, v, u, (_, dy, _) = _smooth_abs_call(submission, rng, 0.1)
     if type(dy) is str:
-        raise Fail(f"the first derivative could not be computed: {dy} / 无法计算一阶导数")
+        raise Fail(f"the first derivative could not be computed: {dy} / 无法计算一阶导数",
+                   mistake=catalog.error_mistake("SmoothAbs", dy))
     close(result_tensor(call, dy, "first derivative", like=x), v * oracle.smooth_abs(x, 0.1)[1], "first derivative")
     no_shortcuts(call, "write backward by hand")
     if autograd_calls(call) > 2:  # the probe itself calls torch.autograd.grad twice
-        raise Fail("backward calls torch.autograd itself: write the derivative x / sqrt(x ** 2 + eps) with tensor "
-                   "operations / backward 内部又调用了自动求导：请直接用张量运算写出导数")
+        raise Fail("backward calls torch.autograd itself / backward 内部又调用了自动求导", mistake="autograd_in_backward")
 
 
 NUMERIC_RTOL, NUMERIC_ATOL = 1e-6, 1e-7  # central differences in float64 meet this; forward ones do not
@@ -93,10 +95,9 @@ def test_numerical_gradient_float32_input(submission, rng):
     call = submission.call("numerical_gradient", "sin_sum", x, probe="recording_f")
     estimate, seen = returned(call, tuple, 2)
     if type(seen) is not dict or seen.get("dtypes") != ["float64"]:
-        raise Fail("f must be evaluated on float64 copies of x / f 必须在 x 的 float64 副本上求值")
+        raise Fail("f was not evaluated on float64 copies of x / f 没有在 x 的 float64 副本上求值", mistake="float32_evaluation")
     if seen.get("requires_grad") != [False]:
-        raise Fail("f was evaluated on tensors that require grad: the estimate needs no autograd "
-                   "/ f 在需要梯度的张量上求值：数值梯度不需要自动求导")
+        raise Fail("f was evaluated on tensors that require grad / f 在需要梯度的张量上求值", mistake="autograd_used")
     close(result_tensor(call, estimate, "the estimate", like=x), torch.cos(x.double()), "the estimate")
 
 
@@ -105,7 +106,8 @@ def test_numerical_gradient_conventions(submission, rng):
     x 不被修改（数值、.grad、版本号），尽管要依次扰动每个坐标。"""
     x = draw(rng, (2, 2), torch.float64)
     call = submission.call("numerical_gradient", Fn("neighbours"), Arg(x, grad=torch.ones(2, 2, dtype=torch.float64)))
-    result_tensor(call, returned(call), "the estimate", like=x)
+    close(result_tensor(call, returned(call), "the estimate", like=x), oracle.gradient("neighbours", x), "the estimate",
+          rtol=NUMERIC_RTOL, atol=NUMERIC_ATOL)
     unchanged(call, "f", "x")
 
 
@@ -130,6 +132,5 @@ def test_frozen_predict_reusable(submission, rng):
     r, q_grad = returned(call, tuple, 2)
     got = result_tensor(call, r, "the prediction", like=x, shape=(4, 2))
     if got.is_inference:
-        raise Fail("the result is an inference tensor: use torch.no_grad() instead of torch.inference_mode() "
-                   "/ 结果是 inference 张量：请用 torch.no_grad() 代替 torch.inference_mode()")
+        raise Fail("the result is an inference tensor / 结果是 inference 张量", mistake="inference_mode")
     close(result_tensor(call, q_grad, "the later gradient", like=q), x @ w, "the later gradient")

@@ -25,17 +25,19 @@ def _graph_args(name, rng):
 
 def _check_counts(counts, expected):
     if type(counts) is not dict or any(type(k) is not str or type(v) is not int for k, v in counts.items()):
-        raise Fail("return a dict mapping node type names (str) to counts (int) / 应返回 {类型名: 整数个数} 的字典")
+        raise Fail("return a dict mapping node type names (str) to counts (int) / 应返回 {类型名: 整数个数} 的字典",
+                   mistake="wrong_type")
     if counts == expected:
         return
+    if expected == {}:
+        raise Fail("the counts should be {} / 计数应为 {}", mistake="no_grad_fn")
     if "NoneType" in counts:
-        raise Fail("the counts include None: skip the None entries of next_functions / 计数中包含 None：请跳过 next_functions 里的 None")
+        raise Fail("the counts include None / 计数中包含 None", mistake="none_not_skipped")
     if set(counts) == set(expected) and all(counts[k] >= expected[k] for k in counts):
-        raise Fail("some nodes were counted more than once: a node reached along several paths counts once "
-                   "(keep a set of visited nodes) / 有节点被重复计数：多条路径到达的节点只计一次（记录已访问的节点）")
+        raise Fail("some nodes were counted more than once / 有节点被重复计数", mistake="counted_twice")
     if "AccumulateGrad" in expected and "AccumulateGrad" not in counts:
-        raise Fail("the leaves' AccumulateGrad nodes are missing: they are part of the graph / 缺少叶子张量的 AccumulateGrad 节点")
-    raise Fail("wrong node counts / 节点计数不对")
+        raise Fail("the AccumulateGrad nodes are missing / 缺少 AccumulateGrad 节点", mistake="missing_accumulate_grad")
+    raise Fail("wrong node counts / 节点计数不对", mistake="wrong_counts")
 
 
 @pytest.mark.parametrize("name", ["mlp", "diamond", "chain", "shared_leaves"])
@@ -51,19 +53,18 @@ def test_graph_node_counts_random(submission, rng, name):
 def test_graph_node_counts_no_grad_fn(submission, rng, name):
     """When out.grad_fn is None (nothing requires grad, or out is itself a leaf) the answer is {}.
     out.grad_fn 为 None 时（没有张量需要梯度，或 out 本身是叶子张量），返回 {}。"""
-    _check_counts(returned(submission.call("graph_node_counts", Graph(name, _graph_args(name, rng)))), {})
+    call = submission.call("graph_node_counts", Graph(name, _graph_args(name, rng)))
+    _check_counts(returned(call, errors={"'NoneType'": "no_grad_fn"}), {})
 
 
 def _check_leaf(call, leaf, source, dtype):
     leaf = tensor(leaf, "the leaf", shape=source.shape, dtype=dtype, device=call.device, detached=False)
     if not leaf.is_leaf:
-        raise Fail("the result is not a leaf: convert (dtype, device) first, then call requires_grad_(True); "
-                   "requires_grad followed by .to()/.double() gives a non-leaf / 结果不是叶子张量：先转换 dtype/设备，"
-                   "再 requires_grad_(True)；先设置 requires_grad 再 .to() 得到的是非叶子张量")
+        raise Fail("the result is not a leaf / 结果不是叶子张量", mistake="not_a_leaf")
     if not leaf.requires_grad:
-        raise Fail("the result does not require grad / 结果的 requires_grad 应为 True")
+        raise Fail("the result does not require grad / 结果不需要梯度", mistake="no_requires_grad")
     if leaf.same_as_arg is not None or leaf.shares_storage_with_arg is not None:
-        raise Fail("the result shares storage with t: clone it / 结果与 t 共享存储：请 clone")
+        raise Fail("the result shares storage with t / 结果与 t 共享存储", mistake="shares_storage")
     close(leaf, source, "the leaf's values")
     return leaf
 
@@ -117,14 +118,20 @@ def test_intermediate_grads_random(submission, rng, dtype):
     got = returned(call, dict)
     want = oracle.intermediate_grads(x, w, b)
     like = {"z": x @ w, "a": x @ w, "w": w, "b": b}
+    _check_intermediate_grads(call, got, want, like, (x @ w).numel())
+
+
+def _check_intermediate_grads(call, got, want, like, numel):
     for key in ("z", "a", "w", "b"):
         if key not in got:
-            raise Fail(f"the key {key!r} is missing / 缺少键 {key!r}")
+            raise Fail(f"the key {key!r} is missing / 缺少键 {key!r}", mistake="missing_key")
         if got[key] is None:
-            raise Fail(f"grads[{key!r}] is None: the .grad of a non-leaf stays None unless you call "
-                       f"retain_grad() on it before backward / 非叶子张量的 .grad 默认是 None，需在 backward 前调用 retain_grad()")
+            raise Fail(f"grads[{key!r}] is None / grads[{key!r}] 是 None", mistake="no_retain_grad")
+        mistakes = {"wrong_loss": want[key] * numel}
+        if key == "z":
+            mistakes["relu_skipped"] = want["a"]
         close(result_tensor(call, got[key], f"grads[{key!r}]", like=like[key]), want[key], f"grads[{key!r}]",
-              mistakes={"wrong_loss": want[key] * (x @ w).numel()})
+              mistakes=mistakes)
 
 
 def test_intermediate_grads_conventions(submission, rng):
@@ -135,7 +142,9 @@ def test_intermediate_grads_conventions(submission, rng):
     call = submission.call("intermediate_grads", x, Arg(w, grad=sentinel), b)
     got = returned(call, dict)
     if sorted(got) != ["a", "b", "w", "z"]:
-        raise Fail(f"the keys must be exactly 'z', 'a', 'w', 'b' (got {sorted(got)}) / 键必须恰好是 z、a、w、b")
+        raise Fail(f"the keys are {sorted(got)} / 键是 {sorted(got)}", mistake="missing_key")
+    _check_intermediate_grads(call, got, oracle.intermediate_grads(x, w, b), {"z": x @ w, "a": x @ w, "w": w, "b": b},
+                              (x @ w).numel())
     unchanged(call, "x", "w", "b")
 
 
@@ -151,10 +160,10 @@ def test_dynamic_doubling_random(submission, rng, dtype, branch):
     c, grad, steps = returned(call, tuple, 3)
     want_c, want_grad, want_steps = oracle.dynamic_doubling(a)
     if type(steps) is not int:
-        raise Fail(f"steps must be a Python int, not {type(steps).__name__} (use int(...)) / steps 应为 Python int")
+        raise Fail(f"steps is a {type(steps).__name__} / steps 是 {type(steps).__name__}", mistake="steps_not_int")
     if steps != want_steps:
-        raise Fail("steps is wrong: count only the runs of the while loop's body / steps 不对：只统计 while 循环体的执行次数",
-                   f"got {steps}, expected {want_steps}")
+        raise Fail("steps is wrong / steps 不对", f"got {steps}, expected {want_steps}",
+                   mistake="steps_off_by_one" if abs(steps - want_steps) == 1 else None)
     close(result_tensor(call, c, "c", like=a), want_c, "c")
     close(result_tensor(call, grad, "grad", like=a), want_grad, "grad",
           mistakes={"unscaled_branch": want_grad / 100})
@@ -166,5 +175,8 @@ def test_dynamic_doubling_conventions(submission, rng):
     a 不被修改：程序在它的叶子副本上运行。"""
     a = draw(rng, (4,), torch.float32, 0.1, 1.0)
     call = submission.call("dynamic_doubling", Arg(a, grad=torch.ones(4)))
-    returned(call, tuple, 3)
+    c, grad, _ = returned(call, tuple, 3)
+    want_c, want_grad, _ = oracle.dynamic_doubling(a)
+    close(result_tensor(call, c, "c", like=a), want_c, "c")
+    close(result_tensor(call, grad, "grad", like=a), want_grad, "grad")
     unchanged(call, "a")

@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.cases.kit import close, result_tensor, returned, unchanged
+from grader.cases.kit import Arg, Fail, close, docstring_examples, result_tensor, returned, unchanged
 
 
 def test_grads_per_step_lecture(submission):
@@ -34,3 +34,51 @@ def test_gd_fit_small(submission):
     call = submission.call("gd_fit", X, Y, w0, 0.1, 2)
     close(result_tensor(call, returned(call), "the fitted w", like=w0), torch.tensor([0.72]), "the fitted w")
     unchanged(call, "X", "Y", "w0")
+
+
+def test_grads_per_step_docstring(submission):
+    """The examples in grads_per_step's docstring give what they show (python -m doctest, on your code).
+    grads_per_step 文档字符串中的示例给出其中写明的结果。"""
+    docstring_examples(submission, "grads_per_step")
+
+
+def test_accumulate_microbatches_docstring(submission):
+    """The examples in accumulate_microbatches's docstring give what they show (python -m doctest, on your code).
+    accumulate_microbatches 文档字符串中的示例给出其中写明的结果。"""
+    docstring_examples(submission, "accumulate_microbatches")
+
+
+def test_gd_fit_docstring(submission):
+    """The examples in gd_fit's docstring give what they show (python -m doctest, on your code).
+    gd_fit 文档字符串中的示例给出其中写明的结果。"""
+    docstring_examples(submission, "gd_fit")
+
+
+def test_grads_per_step_keeps_w_grad(submission):
+    """w arrives with a .grad of its own: it stays as it was (work on a leaf copy of w).
+    w 传入时已有自己的 .grad：它必须保持不变（在 w 的叶子副本上计算）。"""
+    w, xs = torch.tensor([1.0]), [torch.tensor([2.0]), torch.tensor([0.0])]
+    call = submission.call("grads_per_step", Arg(w, grad=torch.tensor([7.0])), xs)
+    close(result_tensor(call, returned(call), "the stack of gradients", like=w, shape=(2, 1)),
+          torch.tensor([[5.0], [3.0]]), "the stack of gradients")
+    unchanged(call, "w", "xs")
+
+
+def test_accumulate_microbatches_float64(submission):
+    """The small example in float64: the gradient comes back in float64, w's dtype.
+    float64 下的小例子：梯度也是 float64，与 w 的 dtype 相同。"""
+    w, X, Y = (torch.tensor(v, dtype=torch.float64) for v in ([1.0], [[1.0], [2.0], [3.0]], [0.0, 0.0, 0.0]))
+    call = submission.call("accumulate_microbatches", w, X, Y, 2)
+    close(result_tensor(call, returned(call), "the gradient", like=w), torch.tensor([28.0 / 3]), "the gradient")
+
+
+def test_gd_fit_returns_a_copy(submission):
+    """steps = 0 returns a copy of w0, never w0 itself.
+    steps = 0 时返回 w0 的副本，而不是 w0 本身。"""
+    X, Y, w0 = torch.tensor([[1.0]]), torch.tensor([2.0]), torch.tensor([0.5])
+    call = submission.call("gd_fit", X, Y, w0, 0.1, 0)
+    got = result_tensor(call, returned(call), "the fitted w", like=w0)
+    if got.same_as_arg is not None or got.shares_storage_with_arg is not None:
+        raise Fail("the result is w0 itself (or shares its storage) / 返回的是 w0 本身（或共享存储）",
+                   mistake="returned_argument")
+    close(got, w0, "the fitted w")

@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from grader.cases.kit import close, result_tensor, returned, unchanged
+from grader.cases.kit import close, docstring_examples, result_tensor, returned, unchanged
 
 
 def test_two_losses_grad_lecture(submission):
@@ -28,3 +28,26 @@ def test_weighted_backward_lecture(submission):
     call = submission.call("weighted_backward", w, x, weights)
     close(result_tensor(call, returned(call), "the gradient", like=w), torch.tensor([9.0]), "the gradient")
     unchanged(call, "w", "x", "weights")
+
+
+def test_two_losses_grad_docstring(submission):
+    """The examples in two_losses_grad's docstring give what they show (python -m doctest, on your code).
+    two_losses_grad 文档字符串中的示例给出其中写明的结果。"""
+    docstring_examples(submission, "two_losses_grad")
+
+
+def test_weighted_backward_docstring(submission):
+    """The examples in weighted_backward's docstring give what they show (python -m doctest, on your code).
+    weighted_backward 文档字符串中的示例给出其中写明的结果。"""
+    docstring_examples(submission, "weighted_backward")
+
+
+def test_two_losses_grad_float64(submission):
+    """The lecture's numbers in float64: g1 and g12 come back in float64, w's dtype (a leaf made with
+    torch.tensor(w.tolist()) would be float32).
+    float64 下的讲义数值：g1 和 g12 也是 float64，与 w 的 dtype 相同（用 torch.tensor(w.tolist()) 建的叶子是 float32）。"""
+    w, x = torch.tensor([1.0], dtype=torch.float64), torch.tensor([2.0], dtype=torch.float64)
+    call = submission.call("two_losses_grad", w, x)
+    g1, g12 = returned(call, tuple, 2)
+    close(result_tensor(call, g1, "g1", like=w), torch.tensor([2 * math.e ** 2]), "g1")
+    close(result_tensor(call, g12, "g12", like=w), torch.tensor([2 * math.e ** 2 + 4 * math.e ** 4]), "g12")

@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from grader.cases.kit import Fn, Leaf, close, result_tensor, returned, unchanged
+from grader.cases.kit import Fail, Fn, Leaf, close, docstring_examples, result_tensor, returned, unchanged
 
 
 def test_smooth_abs_small(submission):
@@ -41,3 +41,50 @@ def test_frozen_predict_small(submission):
     close(result_tensor(call, returned(call), "the prediction", like=x, shape=(1, 1)), torch.tensor([[11.0]]),
           "the prediction")
     unchanged(call, "w", "x")
+
+
+def test_smooth_abs_docstring(submission):
+    """The examples in SmoothAbs's docstring give what they show (python -m doctest, on your code).
+    SmoothAbs 文档字符串中的示例给出其中写明的结果。"""
+    docstring_examples(submission, "SmoothAbs")
+
+
+def test_numerical_gradient_docstring(submission):
+    """The examples in numerical_gradient's docstring give what they show (python -m doctest, on your code).
+    numerical_gradient 文档字符串中的示例给出其中写明的结果。"""
+    docstring_examples(submission, "numerical_gradient")
+
+
+def test_frozen_predict_docstring(submission):
+    """The examples in frozen_predict's docstring give what they show (python -m doctest, on your code).
+    frozen_predict 文档字符串中的示例给出其中写明的结果。"""
+    docstring_examples(submission, "frozen_predict")
+
+
+def test_smooth_abs_other_eps(submission):
+    """SmoothAbs(x, eps=0.25) at x = [0, 1]: forward [0.5, sqrt(1.25)] and first derivative x / sqrt(x ** 2 + eps)
+    = [0, 1 / sqrt(1.25)] (with eps = 1 a backward that used eps ** 2 would go unnoticed).
+    SmoothAbs(x, eps=0.25)，x = [0, 1]：前向 [0.5, sqrt(1.25)]，一阶导 x / sqrt(x ** 2 + eps) = [0, 1 / sqrt(1.25)]
+    （eps = 1 时，误用 eps ** 2 的 backward 看不出来）。"""
+    x = torch.tensor([0.0, 1.0], dtype=torch.float64)
+    ones = torch.ones(2, dtype=torch.float64)
+    call = submission.call("SmoothAbs", x, 0.25, ones, ones, probe="smooth_abs_orders")
+    y, dy, _ = returned(call, tuple, 3)
+    r = math.sqrt(1.25)
+    close(result_tensor(call, y, "forward", like=x), torch.tensor([0.5, r]), "forward")
+    if type(dy) is str:
+        raise Fail(f"the first derivative could not be computed: {dy} / 无法计算一阶导数")
+    close(result_tensor(call, dy, "first derivative", like=x), torch.tensor([0.0, 1 / r]), "first derivative",
+          mistakes={"eps_squared": torch.tensor([0.0, 1 / math.sqrt(1.0625)])})
+
+
+def test_frozen_predict_feeds_a_later_backward(submission):
+    """The prediction can feed a later backward (torch.no_grad() or detach(), not torch.inference_mode()), and
+    gradient recording is on again after the call.
+    预测值可以用于之后的 backward（用 torch.no_grad() 或 detach()，不要用 torch.inference_mode()），且调用结束后梯度记录已恢复。"""
+    w, x, q = torch.tensor([[1.0], [2.0]]), torch.tensor([[3.0, 4.0]]), torch.tensor([[2.0]])
+    call = submission.call("frozen_predict", Leaf(w), x, q, probe="then_backward")
+    r, q_grad = returned(call, tuple, 2)
+    if result_tensor(call, r, "the prediction", like=x, shape=(1, 1)).is_inference:
+        raise Fail("the result is an inference tensor / 结果是 inference 张量", mistake="inference_mode")
+    close(result_tensor(call, q_grad, "the later gradient", like=q), torch.tensor([[11.0]]), "the later gradient")

@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.cases.kit import Fn, close, result_tensor, returned, unchanged
+from grader.cases.kit import Fn, close, docstring_examples, raised, result_tensor, returned, unchanged
 
 
 def test_partial_grads_lecture(submission):
@@ -45,3 +45,74 @@ def test_jacobian_rows_small(submission):
     want = torch.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 6.0]])
     close(result_tensor(call, returned(call), "the Jacobian", like=x, shape=(2, 3)), want, "the Jacobian")
     unchanged(call, "f", "x")
+
+
+def test_partial_grads_docstring(submission):
+    """The examples in partial_grads's docstring give what they show (python -m doctest, on your code).
+    partial_grads 文档字符串中的示例给出其中写明的结果。"""
+    docstring_examples(submission, "partial_grads")
+
+
+def test_nth_derivative_docstring(submission):
+    """The examples in nth_derivative's docstring give what they show (python -m doctest, on your code).
+    nth_derivative 文档字符串中的示例给出其中写明的结果。"""
+    docstring_examples(submission, "nth_derivative")
+
+
+def test_hvp_docstring(submission):
+    """The examples in hvp's docstring give what they show (python -m doctest, on your code).
+    hvp 文档字符串中的示例给出其中写明的结果。"""
+    docstring_examples(submission, "hvp")
+
+
+def test_jacobian_rows_docstring(submission):
+    """The examples in jacobian_rows's docstring give what they show (python -m doctest, on your code).
+    jacobian_rows 文档字符串中的示例给出其中写明的结果。"""
+    docstring_examples(submission, "jacobian_rows")
+
+
+def test_partial_grads_zeros_for_unused(submission):
+    """An input f does not use gets a zero gradient (never None, never an error), also when f uses neither.
+    f 没用到的输入梯度为全零（不能是 None，也不能报错），f 两个输入都不用时也是如此。"""
+    x, y = torch.tensor([1.0, 2.0]), torch.tensor([0.5, 0.25, 1.0])
+    call = submission.call("partial_grads", Fn("ignores_y"), x, y)
+    dx, dy = returned(call, tuple, 2)
+    close(result_tensor(call, dx, "df/dx", like=x), torch.tensor([2.0, 4.0]), "df/dx")
+    close(result_tensor(call, dy, "df/dy", like=y), torch.zeros(3), "df/dy")
+    call = submission.call("partial_grads", Fn("ignores_both"), x, y)
+    dx, dy = returned(call, tuple, 2, errors={"does not require grad": "constant_f"})
+    close(result_tensor(call, dx, "df/dx", like=x), torch.zeros(2), "df/dx")
+    close(result_tensor(call, dy, "df/dy", like=y), torch.zeros(3), "df/dy")
+    unchanged(call, "f", "x", "y")
+
+
+def test_nth_derivative_edge_cases(submission):
+    """f = s * t + 2 with a learnable s: the first derivative requires grad through s only, so the second is
+    zeros (allow_unused=True, None as zeros); n = -1 raises ValueError.
+    f = s * t + 2（s 可学习）：一阶导数只通过 s 需要梯度，二阶导数为全零（allow_unused=True，None 视为零）；n = -1 抛出 ValueError。"""
+    x = torch.tensor([1.0, 2.0])
+    call = submission.call("nth_derivative", Fn("learnable_linear"), x, 2)
+    close(result_tensor(call, returned(call), "derivative 2", like=x), torch.zeros(2), "derivative 2")
+    raised(submission.call("nth_derivative", Fn("sin"), x, -1), "ValueError", mistake="negative_n_accepted")
+
+
+def test_hvp_zeros_for_linear_f(submission):
+    """For a linear or a constant f, H @ v is zeros: never None, never an error.
+    f 为线性函数或常数时 H @ v 为全零：不能是 None，也不能报错。"""
+    x, v = torch.tensor([1.0, 2.0]), torch.tensor([1.0, 1.0])
+    for f in ("sum_linear", "scalar_constant"):
+        call = submission.call("hvp", Fn(f), x, v)
+        value = returned(call, errors={"does not require grad": "linear_f", "not have been used": "linear_f"})
+        close(result_tensor(call, value, "H @ v", like=x), torch.zeros(2), "H @ v")
+
+
+def test_jacobian_rows_zeros_and_float64(submission):
+    """A constant f gives a (m, n) matrix of zeros; a float64 x gives a float64 Jacobian.
+    常数函数得到 (m, n) 的全零矩阵；float64 的 x 得到 float64 的雅可比矩阵。"""
+    x = torch.tensor([1.0, 2.0, 3.0])
+    call = submission.call("jacobian_rows", Fn("constant_vector"), x)
+    close(result_tensor(call, returned(call), "the Jacobian", like=x, shape=(2, 3)), torch.zeros(2, 3), "the Jacobian")
+    x = x.double()
+    call = submission.call("jacobian_rows", Fn("ends"), x)
+    want = torch.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 6.0]])
+    close(result_tensor(call, returned(call), "the Jacobian", like=x, shape=(2, 3)), want, "the Jacobian")

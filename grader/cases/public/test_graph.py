@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.cases.kit import Fail, Graph, close, result_tensor, returned, tensor, unchanged
+from grader.cases.kit import Fail, Graph, close, docstring_examples, result_tensor, returned, tensor, unchanged
 
 
 def test_graph_node_counts_lecture(submission):
@@ -34,14 +34,16 @@ def test_make_leaf_lecture(submission):
 
 
 def test_intermediate_grads_small(submission):
-    """z = x @ w + b = [2, -2], a = relu(z) = [2, 0], loss = mean(a ** 2) = 2. Call retain_grad() on z and a
-    before backward, or their .grad stays None.
-    z = x @ w + b = [2, -2]，a = relu(z) = [2, 0]，loss = mean(a ** 2) = 2。backward 之前要对 z 和 a 调用
-    retain_grad()，否则它们的 .grad 是 None。"""
+    """z = x @ w + b = [2, -2], a = relu(z) = [2, 0], loss = mean((a - 1) ** 2) = 1: dloss/da = [1, -1], and
+    relu passes no gradient where z < 0, so dloss/dz = [1, 0]. Call retain_grad() on z and a before backward,
+    or their .grad stays None.
+    z = x @ w + b = [2, -2]，a = relu(z) = [2, 0]，loss = mean((a - 1) ** 2) = 1：dloss/da = [1, -1]，
+    relu 在 z < 0 处不传递梯度，所以 dloss/dz = [1, 0]。backward 之前要对 z 和 a 调用 retain_grad()，
+    否则它们的 .grad 是 None。"""
     x, w, b = torch.tensor([[1.0, 2.0]]), torch.tensor([[1.0, -1.0], [0.5, 1.0]]), torch.tensor([0.0, -3.0])
     call = submission.call("intermediate_grads", x, w, b)
     grads = returned(call, dict)
-    expected = {"z": [[2.0, 0.0]], "a": [[2.0, 0.0]], "w": [[2.0, 0.0], [4.0, 0.0]], "b": [2.0, 0.0]}
+    expected = {"z": [[1.0, 0.0]], "a": [[1.0, -1.0]], "w": [[1.0, 0.0], [2.0, 0.0]], "b": [1.0, 0.0]}
     for key, want in expected.items():
         want = torch.tensor(want)
         close(result_tensor(call, grads.get(key), f"grads[{key!r}]", like=want), want, f"grads[{key!r}]")
@@ -60,3 +62,39 @@ def test_dynamic_doubling_lecture(submission):
     if type(steps) is not int or steps != 9:
         raise Fail("steps should be the int 9 / steps 应为整数 9", f"got {steps!r}")
     unchanged(call, "a")
+
+
+def test_graph_node_counts_docstring(submission):
+    """The examples in graph_node_counts's docstring give what they show (python -m doctest, on your code).
+    graph_node_counts 文档字符串中的示例给出其中写明的结果。"""
+    docstring_examples(submission, "graph_node_counts")
+
+
+def test_make_leaf_docstring(submission):
+    """The examples in make_leaf's docstring give what they show (python -m doctest, on your code).
+    make_leaf 文档字符串中的示例给出其中写明的结果。"""
+    docstring_examples(submission, "make_leaf")
+
+
+def test_intermediate_grads_docstring(submission):
+    """The examples in intermediate_grads's docstring give what they show (python -m doctest, on your code).
+    intermediate_grads 文档字符串中的示例给出其中写明的结果。"""
+    docstring_examples(submission, "intermediate_grads")
+
+
+def test_dynamic_doubling_docstring(submission):
+    """The examples in dynamic_doubling's docstring give what they show (python -m doctest, on your code).
+    dynamic_doubling 文档字符串中的示例给出其中写明的结果。"""
+    docstring_examples(submission, "dynamic_doubling")
+
+
+def test_intermediate_grads_float64(submission):
+    """The small example in float64: the gradients come back in float64, the arguments' dtype.
+    float64 下的小例子：返回的梯度也是 float64，与参数的 dtype 相同。"""
+    x, w, b = (torch.tensor(v, dtype=torch.float64) for v in ([[1.0, 2.0]], [[1.0, -1.0], [0.5, 1.0]], [0.0, -3.0]))
+    call = submission.call("intermediate_grads", x, w, b)
+    grads = returned(call, dict)
+    expected = {"z": [[1.0, 0.0]], "a": [[1.0, -1.0]], "w": [[1.0, 0.0], [2.0, 0.0]], "b": [1.0, 0.0]}
+    for key, want in expected.items():
+        want = torch.tensor(want, dtype=torch.float64)
+        close(result_tensor(call, grads.get(key), f"grads[{key!r}]", like=want), want, f"grads[{key!r}]")

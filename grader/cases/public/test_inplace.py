@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.cases.kit import Fail, Leaf, close, result_tensor, returned, tensor, unchanged
+from grader.cases.kit import Fail, Leaf, close, docstring_examples, result_tensor, returned, tensor, unchanged
 
 
 def test_add_into_lecture(submission):
@@ -53,3 +53,41 @@ def test_shifted_sigmoid_lecture(submission):
     close(result_tensor(call, s, "s", like=x), torch.tensor([1.5]), "s")
     close(result_tensor(call, g, "g", like=x), torch.tensor([0.25]), "g")
     unchanged(call, "x")
+
+
+def test_add_into_docstring(submission):
+    """The examples in add_into's docstring give what they show (python -m doctest, on your code).
+    add_into 文档字符串中的示例给出其中写明的结果。"""
+    docstring_examples(submission, "add_into")
+
+
+def test_safe_add_docstring(submission):
+    """The examples in safe_add_'s docstring give what they show (python -m doctest, on your code).
+    safe_add_ 文档字符串中的示例给出其中写明的结果。"""
+    docstring_examples(submission, "safe_add_")
+
+
+def test_shifted_sigmoid_and_grad_docstring(submission):
+    """The examples in shifted_sigmoid_and_grad's docstring give what they show (python -m doctest, on your code).
+    shifted_sigmoid_and_grad 文档字符串中的示例给出其中写明的结果。"""
+    docstring_examples(submission, "shifted_sigmoid_and_grad")
+
+
+def test_add_into_float64(submission):
+    """Both cases in float64: the result keeps a's dtype.
+    两种情况都用 float64：结果保持 a 的 dtype。"""
+    for inplace in (True, False):
+        a, b = torch.tensor([1.0, 2.0], dtype=torch.float64), torch.tensor([3.0, 4.0], dtype=torch.float64)
+        call = submission.call("add_into", a, b, inplace)
+        close(result_tensor(call, returned(call), "the result", like=a), torch.tensor([4.0, 6.0]), "the result")
+
+
+def test_safe_add_keeps_grad(submission):
+    """w arrives with a .grad: after the addition it is exactly as it was.
+    w 传入时已有 .grad：加法之后它必须完全不变。"""
+    w, delta, grad = torch.tensor([1.0, 2.0]), torch.tensor([0.5, 0.5]), torch.tensor([3.0, 4.0])
+    call = submission.call("safe_add_", Leaf(w, grad=grad), delta)
+    result = tensor(returned(call), "the result", shape=(2,), dtype=torch.float32, device=call.device, detached=False)
+    close(result, torch.tensor([1.5, 2.5]), "w after the addition")
+    if result.grad is None or not torch.equal(result.grad.data, grad):
+        raise Fail("w.grad was changed or cleared / w.grad 被修改或清除了", mistake="grad_touched")

@@ -1,7 +1,8 @@
 """Computes the out-of-place sum into torch.empty(a.shape), a float32 buffer whatever a's dtype."""
 EXERCISE = "add_into"
 MODULE = "inplace.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "add_into.float32_result"
 
 import torch
 

@@ -2,6 +2,7 @@
 EXERCISE = "add_into"
 MODULE = "inplace.py"
 PUBLIC = "fail"
+MISTAKE = "add_into.rebind"
 
 
 def add_into(a, b, inplace):

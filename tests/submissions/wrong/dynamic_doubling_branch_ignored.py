@@ -1,7 +1,8 @@
 """Writes the gradient by hand as 2 ** (steps + 1), forgetting that the 100 * b branch also scales it."""
 EXERCISE = "dynamic_doubling"
 MODULE = "graph.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "dynamic_doubling.unscaled_branch"
 
 import torch
 

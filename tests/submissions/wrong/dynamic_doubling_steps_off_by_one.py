@@ -2,6 +2,7 @@
 EXERCISE = "dynamic_doubling"
 MODULE = "graph.py"
 PUBLIC = "fail"
+MISTAKE = "dynamic_doubling.steps_off_by_one"
 
 
 def dynamic_doubling(a):

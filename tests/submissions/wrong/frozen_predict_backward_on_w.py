@@ -2,6 +2,7 @@
 EXERCISE = "frozen_predict"
 MODULE = "extensions.py"
 PUBLIC = "fail"
+MISTAKE = "frozen_predict.argument_grad_set"
 
 
 def frozen_predict(w, x):

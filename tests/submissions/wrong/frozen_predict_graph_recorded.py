@@ -2,6 +2,7 @@
 EXERCISE = "frozen_predict"
 MODULE = "extensions.py"
 PUBLIC = "fail"
+MISTAKE = "frozen_predict.not_detached"
 
 
 def frozen_predict(w, x):

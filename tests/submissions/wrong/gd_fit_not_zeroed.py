@@ -2,6 +2,7 @@
 EXERCISE = "gd_fit"
 MODULE = "accumulation.py"
 PUBLIC = "fail"
+MISTAKE = "gd_fit.not_zeroed"
 
 import torch
 

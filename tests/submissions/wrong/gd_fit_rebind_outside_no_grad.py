@@ -2,6 +2,7 @@
 EXERCISE = "gd_fit"
 MODULE = "accumulation.py"
 PUBLIC = "fail"
+MISTAKE = "gd_fit.rebind"
 
 
 def gd_fit(X, Y, w0, lr, steps):

@@ -1,7 +1,8 @@
 """Short-cuts steps == 0 with return w0, handing back the caller's own tensor instead of a copy."""
 EXERCISE = "gd_fit"
 MODULE = "accumulation.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "gd_fit.returned_argument"
 
 import torch
 

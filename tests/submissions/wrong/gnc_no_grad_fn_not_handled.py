@@ -1,7 +1,8 @@
 """Starts the walk at out.grad_fn without checking for None, so an output with no graph gives {'NoneType': 1} or crashes."""
 EXERCISE = "graph_node_counts"
 MODULE = "graph.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "graph_node_counts.no_grad_fn"
 
 
 def graph_node_counts(out):

@@ -2,6 +2,7 @@
 EXERCISE = "graph_node_counts"
 MODULE = "graph.py"
 PUBLIC = "fail"
+MISTAKE = "graph_node_counts.none_not_skipped"
 
 
 def graph_node_counts(out):

@@ -2,6 +2,7 @@
 EXERCISE = "graph_node_counts"
 MODULE = "graph.py"
 PUBLIC = "fail"
+MISTAKE = "graph_node_counts.counted_twice"
 
 
 def graph_node_counts(out):

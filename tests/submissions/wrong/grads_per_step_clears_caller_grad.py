@@ -1,7 +1,8 @@
 """Clears the caller's w.grad "so that old gradients do not leak into step 0", changing the argument."""
 EXERCISE = "grads_per_step"
 MODULE = "accumulation.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "grads_per_step.argument_grad_changed"
 
 import torch
 

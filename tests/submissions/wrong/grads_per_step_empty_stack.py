@@ -1,7 +1,8 @@
 """Returns torch.stack(rows) unconditionally, which raises for an empty list xs."""
 EXERCISE = "grads_per_step"
 MODULE = "accumulation.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "grads_per_step.empty_xs"
 
 import torch
 

@@ -2,6 +2,7 @@
 EXERCISE = "grads_per_step"
 MODULE = "accumulation.py"
 PUBLIC = "fail"
+MISTAKE = "grads_per_step.recorded_alias"
 
 import torch
 

@@ -1,7 +1,8 @@
 """Does double backward correctly but never handles a linear or constant f, whose gradient has no graph (it raises)."""
 EXERCISE = "hvp"
 MODULE = "grad.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "hvp.linear_f"
 
 import torch
 

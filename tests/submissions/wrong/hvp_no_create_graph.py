@@ -2,6 +2,7 @@
 EXERCISE = "hvp"
 MODULE = "grad.py"
 PUBLIC = "fail"
+MISTAKE = "hvp.no_create_graph"
 
 import torch
 

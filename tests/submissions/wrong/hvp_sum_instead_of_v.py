@@ -1,7 +1,8 @@
 """Differentiates g.sum() instead of passing grad_outputs=v, which gives H @ ones whatever v is."""
 EXERCISE = "hvp"
 MODULE = "grad.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "hvp.hvp_of_sum"
 
 import torch
 

@@ -1,7 +1,8 @@
 """Calls .float() on the copies "to be safe", so float64 inputs get float32 gradients back."""
 EXERCISE = "intermediate_grads"
 MODULE = "graph.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "intermediate_grads.float32_result"
 
 import torch
 
@@ -14,5 +15,5 @@ def intermediate_grads(x, w, b):
     a = torch.relu(z)
     z.retain_grad()
     a.retain_grad()
-    (a ** 2).mean().backward()
+    ((a - 1) ** 2).mean().backward()
     return {"z": z.grad, "a": a.grad, "w": w.grad, "b": b.grad}

@@ -2,6 +2,7 @@
 EXERCISE = "intermediate_grads"
 MODULE = "graph.py"
 PUBLIC = "fail"
+MISTAKE = "intermediate_grads.no_retain_grad"
 
 import torch
 
@@ -11,6 +12,6 @@ def intermediate_grads(x, w, b):
     b = b.detach().clone().requires_grad_(True)
     z = x @ w + b
     a = torch.relu(z)
-    loss = (a ** 2).mean()
+    loss = ((a - 1) ** 2).mean()
     loss.backward()
     return {"z": z.grad, "a": a.grad, "w": w.grad, "b": b.grad}

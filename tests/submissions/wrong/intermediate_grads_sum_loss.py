@@ -1,7 +1,8 @@
-"""Uses (a ** 2).sum() as the loss instead of the mean over all elements."""
+"""Uses ((a - 1) ** 2).sum() as the loss instead of the mean over all elements."""
 EXERCISE = "intermediate_grads"
 MODULE = "graph.py"
 PUBLIC = "fail"
+MISTAKE = "intermediate_grads.wrong_loss"
 
 import torch
 
@@ -13,5 +14,5 @@ def intermediate_grads(x, w, b):
     a = torch.relu(z)
     z.retain_grad()
     a.retain_grad()
-    (a ** 2).sum().backward()
+    ((a - 1) ** 2).sum().backward()
     return {"z": z.grad, "a": a.grad, "w": w.grad, "b": b.grad}

@@ -1,7 +1,8 @@
 """Never checks whether y has a graph, so a constant f makes torch.autograd.grad raise instead of giving zero rows."""
 EXERCISE = "jacobian_rows"
 MODULE = "grad.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "jacobian_rows.constant_f"
 
 import torch
 

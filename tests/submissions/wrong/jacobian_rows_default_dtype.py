@@ -1,7 +1,8 @@
 """Allocates the Jacobian with torch.zeros(m, n), which has the default dtype float32 instead of x's dtype."""
 EXERCISE = "jacobian_rows"
 MODULE = "grad.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "jacobian_rows.float32_result"
 
 import torch
 

@@ -2,6 +2,7 @@
 EXERCISE = "jacobian_rows"
 MODULE = "grad.py"
 PUBLIC = "fail"
+MISTAKE = "jacobian_rows.no_retain_graph"
 
 import torch
 

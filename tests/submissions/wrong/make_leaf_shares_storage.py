@@ -2,6 +2,7 @@
 EXERCISE = "make_leaf"
 MODULE = "graph.py"
 PUBLIC = "fail"
+MISTAKE = "make_leaf.shares_storage"
 
 
 def make_leaf(t, dtype=None, device=None):

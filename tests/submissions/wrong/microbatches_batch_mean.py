@@ -2,6 +2,7 @@
 EXERCISE = "accumulate_microbatches"
 MODULE = "accumulation.py"
 PUBLIC = "fail"
+MISTAKE = "accumulate_microbatches.batch_mean"
 
 
 def accumulate_microbatches(w, X, Y, batch_size):

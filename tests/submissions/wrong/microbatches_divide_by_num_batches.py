@@ -2,6 +2,7 @@
 EXERCISE = "accumulate_microbatches"
 MODULE = "accumulation.py"
 PUBLIC = "fail"
+MISTAKE = "accumulate_microbatches.per_step_scaled"
 
 import math
 

@@ -1,7 +1,8 @@
 """Accumulates the micro-batch gradients by hand into torch.zeros(d), a float32 buffer, so float64 inputs get a float32 result."""
 EXERCISE = "accumulate_microbatches"
 MODULE = "accumulation.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "accumulate_microbatches.float32_result"
 
 import torch
 

@@ -1,7 +1,8 @@
 """Does not reject n < 0: range(n) is empty, so a negative n silently returns f(x)."""
 EXERCISE = "nth_derivative"
 MODULE = "grad.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "nth_derivative.negative_n_accepted"
 
 import torch
 

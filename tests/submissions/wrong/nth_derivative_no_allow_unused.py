@@ -1,7 +1,8 @@
 """Stops when a derivative no longer requires grad, but calls torch.autograd.grad without allow_unused=True, which raises when the derivative requires grad only through something other than x."""
 EXERCISE = "nth_derivative"
 MODULE = "grad.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "nth_derivative.no_allow_unused"
 
 import torch
 

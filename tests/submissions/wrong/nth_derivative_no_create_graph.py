@@ -2,6 +2,7 @@
 EXERCISE = "nth_derivative"
 MODULE = "grad.py"
 PUBLIC = "fail"
+MISTAKE = "nth_derivative.graph_dropped"
 
 import torch
 

@@ -1,7 +1,8 @@
 """Keeps calling torch.autograd.grad after the derivative stopped depending on x, which raises instead of giving zeros."""
 EXERCISE = "nth_derivative"
 MODULE = "grad.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "nth_derivative.graph_runs_out"
 
 import torch
 

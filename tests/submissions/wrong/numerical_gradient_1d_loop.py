@@ -1,7 +1,8 @@
 """Loops over range(len(x)) and perturbs x[i], which only works for 1-dim x (a 0-dim x raises, a matrix perturbs whole rows)."""
 EXERCISE = "numerical_gradient"
 MODULE = "extensions.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "numerical_gradient.one_dim_loop"
 
 import torch
 

@@ -2,6 +2,7 @@
 EXERCISE = "numerical_gradient"
 MODULE = "extensions.py"
 PUBLIC = "fail"
+MISTAKE = "numerical_gradient.forward_difference"
 
 import torch
 

@@ -1,7 +1,8 @@
 """Evaluates f in x's own dtype, so a float32 x gets differences that are mostly rounding error."""
 EXERCISE = "numerical_gradient"
 MODULE = "extensions.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "numerical_gradient.float32_evaluation"
 
 import torch
 

@@ -2,6 +2,7 @@
 EXERCISE = "numerical_gradient"
 MODULE = "extensions.py"
 PUBLIC = "fail"
+MISTAKE = "numerical_gradient.argument_changed_in_place"
 
 import torch
 

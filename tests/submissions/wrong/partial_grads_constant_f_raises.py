@@ -1,7 +1,8 @@
 """Replaces None by zeros but still calls torch.autograd.grad when f uses neither input and its output has no graph."""
 EXERCISE = "partial_grads"
 MODULE = "grad.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "partial_grads.constant_f"
 
 import torch
 

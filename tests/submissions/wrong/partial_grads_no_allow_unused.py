@@ -1,7 +1,8 @@
 """Calls torch.autograd.grad without allow_unused=True, which raises when f ignores one of its inputs."""
 EXERCISE = "partial_grads"
 MODULE = "grad.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "partial_grads.no_allow_unused"
 
 import torch
 

@@ -1,7 +1,8 @@
 """Passes allow_unused=True but returns the None it gives for an unused input instead of zeros."""
 EXERCISE = "partial_grads"
 MODULE = "grad.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "partial_grads.returned_none"
 
 import torch
 

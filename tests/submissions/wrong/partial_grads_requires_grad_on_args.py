@@ -2,6 +2,7 @@
 EXERCISE = "partial_grads"
 MODULE = "grad.py"
 PUBLIC = "fail"
+MISTAKE = "partial_grads.argument_requires_grad_set"
 
 import torch
 

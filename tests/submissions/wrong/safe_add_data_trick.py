@@ -2,6 +2,7 @@
 EXERCISE = "safe_add_"
 MODULE = "inplace.py"
 PUBLIC = "fail"
+MISTAKE = "safe_add_.data_trick"
 
 
 def safe_add_(w, delta):

@@ -1,7 +1,8 @@
 """Zeroes w.grad after the update, optimizer-style, although the spec says .grad stays untouched."""
 EXERCISE = "safe_add_"
 MODULE = "inplace.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "safe_add_.grad_touched"
 
 import torch
 

@@ -2,6 +2,7 @@
 EXERCISE = "shifted_sigmoid_and_grad"
 MODULE = "inplace.py"
 PUBLIC = "fail"
+MISTAKE = "shifted_sigmoid_and_grad.shifted_saved_output"
 
 import torch
 

@@ -1,7 +1,8 @@
 """Backpropagates s.mean() instead of s.sum(), so g is divided by the number of elements."""
 EXERCISE = "shifted_sigmoid_and_grad"
 MODULE = "inplace.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "shifted_sigmoid_and_grad.mean_not_sum"
 
 import torch
 

@@ -1,7 +1,8 @@
 """Writes the backward as x / sqrt(x ** 2 + eps ** 2), the other common smooth-abs convention, which only agrees with the forward when eps = 1."""
 EXERCISE = "SmoothAbs"
 MODULE = "extensions.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "SmoothAbs.eps_squared"
 
 import torch
 

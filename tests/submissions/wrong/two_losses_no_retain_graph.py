@@ -2,6 +2,7 @@
 EXERCISE = "two_losses_grad"
 MODULE = "backward.py"
 PUBLIC = "fail"
+MISTAKE = "two_losses_grad.no_retain_graph"
 
 import torch
 

@@ -2,6 +2,7 @@
 EXERCISE = "two_losses_grad"
 MODULE = "backward.py"
 PUBLIC = "fail"
+MISTAKE = "two_losses_grad.not_accumulated"
 
 import torch
 

@@ -1,7 +1,8 @@
 """Builds loss with torch.stack([y0, y1], dim=1).flatten(), which interleaves y0 and y1 instead of concatenating them."""
 EXERCISE = "weighted_backward"
 MODULE = "backward.py"
-PUBLIC = "pass"
+PUBLIC = "fail"
+MISTAKE = "weighted_backward.interleaved"
 
 import torch
 

@@ -2,6 +2,7 @@
 EXERCISE = "weighted_backward"
 MODULE = "backward.py"
 PUBLIC = "fail"
+MISTAKE = "weighted_backward.unweighted"
 
 import torch
 

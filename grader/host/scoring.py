@@ -1,0 +1,39 @@
+"""The rules of scoring that look at a submission's tests together (grader.md, "Rules of scoring").
+
+No points without work: a test that is not one of its exercise's `general` tests (points.yaml)
+earns its points only when every general test of that exercise earned points in the same run, that
+is passed on at least one of its random inputs. Otherwise it is reported `failed`, with a message
+that says which general test it waits for; a test of zero points is left as it is. A general test
+that did not run (`grader check` runs the public tests only) withholds nothing.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Iterable
+
+from grader.catalog import Catalog
+
+
+def withheld_message(waiting_for: list[str]) -> str:
+    names = ", ".join(waiting_for)
+    return (f"points withheld: this check held, but its points count only when {names} earns points too; an "
+            f"edge case, a conventions check or a fixed public input earns nothing on its own (no points without "
+            f"work) / 本项检查通过，但只有 {names} 也得分时才计分：边界情况、约定检查和固定的公开输入不能单独得分")
+
+
+def withhold_points_without_work(outcomes: Iterable, catalog: Catalog) -> None:
+    """Apply the rule to a run's test outcomes (grader.host.plugin.TestOutcome), in place."""
+    by_exercise: dict[str, list] = defaultdict(list)
+    for outcome in outcomes:
+        by_exercise[outcome.spec.exercise].append(outcome)
+    for name, tests in by_exercise.items():
+        general = catalog.exercise(name).general
+        ran = {o.spec.name for o in tests}
+        waiting_for = [g for g in general if g in ran
+                       and not any(o.status == "passed" for o in tests if o.spec.name == g)]
+        if not waiting_for:
+            continue
+        for o in tests:
+            if o.spec.name not in general and o.status == "passed" and o.points > 0:
+                o.status, o.message = "failed", withheld_message(waiting_for)

@@ -1,0 +1,152 @@
+"""What a student may read of their own score file, and nothing else.
+
+A feedback page never shows the submission's captured `output`, and never any text a submission
+could have shaped while it held a hidden test's inputs (spec/grader.md, "Rules of scoring"). A
+hidden test's message is such text as soon as it quotes the submission: an exception it raised
+("hvp raised ValueError: <anything>"), an exit status, a type or key it chose, a time or memory
+figure it can steer. So a hidden test shows, besides its name, status and points:
+- its `mistake` (the catalogue's English and Chinese text) when the score file names one;
+- its message only when the whole message is a fixed text of the test cases (a string literal of
+  grader/cases/) or one of the submission's own errors the page lists anyway (an import error);
+  of a known mistake's message, the mistake's text (literals too); of an exception, only
+  "<function> raised <a Python built-in exception>" and the grader's hint for torch's error;
+- otherwise a fixed sentence for its status;
+- its hint: the test's docstring, written by the instructor.
+Public tests show their whole message: their inputs are public.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+from functools import lru_cache
+from pathlib import Path
+
+CASES_DIR = Path(__file__).resolve().parent.parent / "cases"
+BUILTIN_EXCEPTIONS = frozenset(n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException))
+RAISED = re.compile(r"^(?P<function>[A-Za-z_]\w*) raised (?P<exception>[A-Za-z_]\w*)(?::|$)")
+
+STATUS_TEXT = {
+    "failed": ("a hidden check did not pass", "隐藏测试的检查未通过"),
+    "error": ("the test could not check a result: the code raised an error, crashed or could not be imported",
+              "测试无法检查结果：代码抛出了错误、崩溃或无法导入"),
+    "timeout": ("the code did not finish within the time limit", "代码未在时限内完成"),
+}
+
+
+@lru_cache(maxsize=1)
+def fixed_texts(cases_dir: Path = CASES_DIR) -> frozenset[str]:
+    """Every string literal of the test cases long enough to be a message (f-strings are not literals)."""
+    found = set()
+    for path in sorted(cases_dir.rglob("*.py")):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError):
+            continue
+        found.update(node.value for node in ast.walk(tree)
+                     if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                     and len(node.value) >= 12 and " " in node.value)
+    return frozenset(found)
+
+
+def hidden_message(test: dict, exercise_names: set[str], fixed: frozenset[str], problems: tuple[str, ...] = ()) -> str:
+    """The part of a hidden test's message a student may read; "" when there is none. `problems`:
+    the submission's own errors (a module that could not be imported...), which the page shows anyway."""
+    message = test.get("message", "")
+    lines = message.splitlines()
+    if message in fixed or message in problems:
+        return message
+    _, colon, rest = lines[0].partition(": ") if lines else ("", "", "")
+    en, slash, zh = rest.rpartition(" / ")
+    if colon and slash and en in fixed and zh in fixed:  # "<what> has wrong values: <a known mistake, en / zh>"
+        return f"{en} / {zh}"
+    match = RAISED.match(lines[0]) if lines else None
+    if match and match["function"] in exercise_names and match["exception"] in BUILTIN_EXCEPTIONS:
+        hint = next((line for line in lines[1:] if line.startswith("Hint: ")), "")
+        en, _, zh = hint.removeprefix("Hint: ").partition(" / ")
+        shown = f"{match['function']} raised {match['exception']}"
+        return shown + (f"\n{hint}" if hint and en in fixed and zh in fixed else "")
+    return ""
+
+
+def shown_message(test: dict, exercise_names: set[str], fixed: frozenset[str], problems: tuple[str, ...] = ()) -> str:
+    """A test's message as its student may read it: whole for a public test; for a hidden one,
+    the readable part or the fixed sentence for its status."""
+    if test["visibility"] != "hidden":
+        return test.get("message", "")
+    return hidden_message(test, exercise_names, fixed, problems) or " / ".join(STATUS_TEXT.get(test["status"], STATUS_TEXT["failed"]))
+
+
+def has_cjk(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+def split_languages(text: str) -> tuple[str, str]:
+    """A hint ("English\\n中文") or a message ("English / 中文") as (English, Chinese)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) >= 2 and has_cjk(lines[-1]):
+        return "\n".join(lines[:-1]), lines[-1]
+    return text, ""
+
+
+def test_view(test: dict, exercise_names: set[str], fixed: frozenset[str], problems: tuple[str, ...] = ()) -> dict:
+    hidden = test["visibility"] == "hidden"
+    mistake = test.get("mistake") if isinstance(test.get("mistake"), dict) else None
+    message = hidden_message(test, exercise_names, fixed, problems) if hidden and mistake else \
+        shown_message(test, exercise_names, fixed, problems)
+    hint_en, hint_zh = split_languages(test.get("hint", ""))
+    return {
+        "name": test["name"],
+        "hidden": hidden,
+        "status": test["status"],
+        "score": test["score"],
+        "max_score": test["max_score"],
+        "message": message,
+        "mistake": {k: str(mistake.get(k, "")) for k in ("id", "en", "zh")} if mistake else None,
+        "hint_en": hint_en,
+        "hint_zh": hint_zh,
+    }
+
+
+def grouped(views: list[dict]) -> list[dict]:
+    """The parameter cases of one test that failed the same way, as one entry: `name` without its
+    parameters, `cases` the parameter ids, points summed."""
+    groups: dict[tuple, dict] = {}
+    for v in views:
+        base, bracket, params = v["name"].partition("[")
+        key = (base, v["hidden"], v["status"], v["message"], repr(v["mistake"]), v["hint_en"], v["hint_zh"])
+        group = groups.get(key) or groups.setdefault(key, {**v, "name": base, "cases": [], "score": 0, "max_score": 0})
+        if bracket:
+            group["cases"].append(params.removesuffix("]"))
+        group["score"] = round(group["score"] + v["score"], 4)
+        group["max_score"] = round(group["max_score"] + v["max_score"], 4)
+    return list(groups.values())
+
+
+def student_view(report: dict, fixed: frozenset[str] | None = None) -> dict:
+    """The fields of a score file a feedback page is made of. Nothing else reaches the page."""
+    fixed = fixed_texts() if fixed is None else fixed
+    names = {e["name"] for e in report["exercises"]}
+    problems = tuple(report.get("submission_errors", []))
+    exercises = []
+    for e in report["exercises"]:
+        not_passed = [test_view(t, names, fixed, problems) for t in e["tests"] if t["status"] != "passed"]
+        exercises.append({
+            "name": e["name"], "module": e.get("module", ""), "score": e["score"], "max_score": e["max_score"],
+            "passed": len(e["tests"]) - len(not_passed), "tests": len(e["tests"]), "not_passed": grouped(not_passed),
+        })
+    adjustments = [{"kind": str(a.get("kind", "")), "points": a.get("points", 0), "reason": str(a.get("reason", ""))}
+                   for a in report.get("adjustments", []) if isinstance(a, dict)]
+    return {
+        "submission": report["submission"],
+        "score": report["score"],
+        "max_score": report["max_score"],
+        "raw_score": report.get("raw_score"),
+        "adjustments": adjustments,
+        "submitted_at": report.get("submitted_at"),
+        "problems": list(problems),
+        "exercises": exercises,
+        "recorded": {k: report[k] for k in ("seed", "grader_version", "graded_at", "device", "torch_version",
+                                            "tests_sha256") if k in report},
+    }

@@ -1,0 +1,116 @@
+"""`grader report` and `grader feedback` as instructors run them, on a class graded for real."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+from report_class import graded_class, hand_class, write_class  # noqa: F401  (fixture)
+
+
+def run(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def report_html(graded_class, tmp_path_factory):
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    result = run("report", str(graded_class), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"wrote .*report.html: 7 submissions, \d+ KiB, in [\d.]+ s", result.stderr)
+    return out.read_text(encoding="utf-8")
+
+
+def test_the_page_holds_every_section_and_nothing_from_the_network(report_html):
+    for heading in ("Scores", "Exercises, hardest first", "Tests: pass rates", "Common mistakes",
+                    "Submissions with problems", "Grading time and sandbox", "Submissions"):
+        assert f"{heading} <span" in report_html, heading
+    assert report_html.count("<svg ") == 5
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", report_html) and "@import" not in report_html
+    assert "default-src 'none'" in report_html
+
+
+def test_each_submission_links_to_its_feedback_page(report_html, graded_class):
+    links = set(re.findall(r'<a href="feedback/([^"]+)\.html">', report_html))
+    assert links == {p.stem for p in graded_class.glob("*.json")}
+
+
+def test_problems_are_named(report_html):
+    problems = report_html[report_html.index('id="problems"'):report_html.index('id="timing"')]
+    assert re.search(r"<td>leaky</td><td>crash</td>", problems)
+    assert re.search(r"<td>syntax_error</td><td>import error</td>", problems)
+    assert "<td>reference</td>" not in problems
+
+
+def test_markdown_goes_to_the_terminal(graded_class):
+    result = run("report", str(graded_class), "--format", "md")
+    assert result.returncode == 0, result.stderr
+    md = result.stdout
+    assert md.startswith("# autograd-lab: class report")
+    assert re.search(r"^\| 7 \| [\d.]+ \| [\d.]+ \| 1 \(14%\) \| 1 \(14%\) \| 100 \|$", md, re.M)   # reference, stubs
+    assert re.search(r"^\| reference \| 100 \| 100\.0 \|", md, re.M)
+    assert "<svg" not in md
+
+
+@pytest.mark.parametrize("fmt", ["md", "html"])
+def test_public_summary_names_nobody(graded_class, fmt, tmp_path):
+    out = tmp_path / f"public.{fmt}"
+    result = run("report", str(graded_class), "--format", fmt, "--public", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    text = out.read_text(encoding="utf-8")
+    for name in ("reference", "stubs", "leaky", "syntax_error", "wrong-", "feedback/"):
+        assert name not in text
+    assert "LEAKPRINT" not in text and "全部提交" not in text
+    assert re.search(r"^\| crash \| 1 \|$" if fmt == "md" else r"<td>crash</td><td class=\"n\">1</td>", text, re.M)
+
+
+def test_feedback_command(graded_class, tmp_path):
+    result = run("feedback", str(graded_class), "--out", str(tmp_path / "fb"), "--format", "md")
+    assert result.returncode == 0, result.stderr
+    assert "wrote 7 feedback pages" in result.stderr
+    assert sorted(p.name for p in (tmp_path / "fb").iterdir()) == sorted(p.stem + ".md" for p in graded_class.glob("*.json"))
+
+
+def test_unusable_files_are_listed_not_counted(tmp_path):
+    folder = write_class(hand_class(), tmp_path / "scores")
+    (folder / "broken.json").write_text("{not json", encoding="utf-8")
+    (folder / "other.json").write_text(json.dumps({"submission": "x"}), encoding="utf-8")
+    (folder / "s1-copy.json").write_text((folder / "s1.json").read_text(encoding="utf-8"), encoding="utf-8")
+    (folder / ".lti-ledger.json").write_text("{}", encoding="utf-8")
+    result = run("report", str(folder), "--format", "md")
+    assert result.returncode == 0, result.stderr
+    assert "4 submissions from" in result.stdout              # s2 to s5: both files of s1 are set aside
+    assert "broken.json: is not JSON" in result.stderr and "other.json: is not a score file: score is not a number" in result.stderr
+    assert "submission 's1' has several score files" in result.stderr
+    assert "4 score files were not used" in result.stdout and "ledger" not in result.stdout
+
+
+def test_html_escapes_what_submissions_chose(tmp_path):
+    reports = hand_class()
+    reports[0]["submission"] = '<script>alert("x")</script>'
+    reports[1]["exercises"][1]["tests"][1]["message"] = "<img src=x onerror=alert(1)> / 中文"
+    folder = write_class(reports, tmp_path / "scores")
+    result = run("report", str(folder), "--out", str(tmp_path / "r.html"))
+    assert result.returncode == 0, result.stderr
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert '<script>alert("x")' not in page and "<img src=x" not in page
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in page
+
+
+@pytest.mark.parametrize("args, message", [
+    (("report", "no/such/folder", "--out", "r.html"), "no such score file or folder"),
+    (("report", "{empty}", "--out", "r.html"), "no score files (*.json) in this folder"),
+    (("report", "{empty}"), "an HTML report needs --out FILE"),
+    (("feedback", "no/such/folder", "--out", "fb"), "no such score file or folder"),
+    (("diff", "{empty}", "no/such/folder"), "no score files"),
+])
+def test_bad_input_exits_2_with_a_message(args, message, tmp_path):
+    (tmp_path / "empty").mkdir()
+    result = run(*(a.replace("{empty}", str(tmp_path / "empty")) for a in args), cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr
