@@ -78,9 +78,15 @@ def test_known_mistakes_and_fixed_messages_are_shown_for_hidden_tests(reports):
     shown = [t["message"] for e in view["exercises"] for t in e["not_passed"] if t["hidden"]]
     assert any("this is H @ ones" in m for m in shown)
     fixed = fixed_texts()
-    assert "the result shares storage with t: clone it / 结果与 t 共享存储：请 clone" in fixed
-    test = {"visibility": "hidden", "status": "failed", "message": "the result shares storage with t: clone it / 结果与 t 共享存储：请 clone"}
+    assert "the result shares storage with t / 结果与 t 共享存储" in fixed
+    test = {"visibility": "hidden", "status": "failed", "message": "the result shares storage with t / 结果与 t 共享存储"}
     assert hidden_message(test, {"make_leaf"}, fixed) == test["message"]
+    built = {"visibility": "hidden", "status": "failed",
+             "message": "H @ v has wrong values / H @ v 的数值不对\nthis is H @ ones, the derivative of g.sum(), whatever v is: "
+                        "differentiate g with grad_outputs=v / 这是 H @ ones，即 g.sum() 的导数，与 v 无关：请以 grad_outputs=v 对 g 求导"}
+    assert hidden_message(built, {"hvp"}, fixed) == built["message"]  # a label and a catalogue text, line by line
+    forged = {**built, "message": built["message"] + "\nx = [0.123] / 0.123"}
+    assert hidden_message(forged, {"hvp"}, fixed) == ""  # one line that is not the grader's own text hides it all
 
 
 @pytest.mark.parametrize("message", [

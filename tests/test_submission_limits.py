@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -165,7 +166,7 @@ def test_gradescope_under_the_limit_grades_and_says_which_submission_it_was(tmp_
                                                                        graded(1, 70))))
     results = valid(run_autograder(root))
     assert results["score"] == 100
-    assert results["output"].startswith("autograd-lab: 19 of 19 public tests passed")
+    assert re.match(r"autograd-lab: (\d+) of \1 public tests passed", results["output"])
     assert "this is graded submission 3 of 3" in results["output"]
 
 

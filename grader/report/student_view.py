@@ -23,8 +23,12 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+import yaml
+
 CASES_DIR = Path(__file__).resolve().parent.parent / "cases"
 BUILTIN_EXCEPTIONS = frozenset(n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException))
+MISTAKES_FILE = CASES_DIR / "mistakes.yaml"
+WRONG_VALUES = re.compile(r"^(?P<en>.+) has wrong values / (?P<zh>.+) 的数值不对$")
 RAISED = re.compile(r"^(?P<function>[A-Za-z_]\w*) raised (?P<exception>[A-Za-z_]\w*)(?::|$)")
 
 STATUS_TEXT = {
@@ -47,7 +51,59 @@ def fixed_texts(cases_dir: Path = CASES_DIR) -> frozenset[str]:
         found.update(node.value for node in ast.walk(tree)
                      if isinstance(node, ast.Constant) and isinstance(node.value, str)
                      and len(node.value) >= 12 and " " in node.value)
+    return frozenset(found | mistake_texts())
+
+
+@lru_cache(maxsize=1)
+def mistake_texts(path: Path = MISTAKES_FILE) -> frozenset[str]:
+    """The English and Chinese texts of the mistakes catalogue, each also as "en / zh" (a `{arg}` in a
+    text is kept as written; `_fixed_line` matches it against any argument name)."""
+    try:
+        catalogue = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        return frozenset()
+    texts = set()
+    for section in catalogue.values():
+        for entry in (section or {}).values():
+            if isinstance(entry, dict) and isinstance(entry.get("en"), str) and isinstance(entry.get("zh"), str):
+                texts.update((entry["en"], entry["zh"], f"{entry['en']} / {entry['zh']}"))
+    return frozenset(texts)
+
+
+@lru_cache(maxsize=1)
+def _templates() -> tuple[re.Pattern, ...]:
+    """Catalogue texts that name the argument involved (`{arg}`), as patterns."""
+    return tuple(re.compile("^" + re.escape(t).replace(re.escape("{arg}"), r"[A-Za-z_]\w{0,30}") + "$")
+                 for t in mistake_texts() if "{arg}" in t)
+
+
+@lru_cache(maxsize=1)
+def labels(cases_dir: Path = CASES_DIR) -> frozenset[str]:
+    """Every string literal of the test cases, short ones included: the labels messages are built from."""
+    found = set()
+    for path in sorted(cases_dir.rglob("*.py")):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError):
+            continue
+        found.update(node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str))
     return frozenset(found)
+
+
+def _label(text: str) -> bool:
+    return text in labels() or bool(re.fullmatch(r"derivative \d+|\d+ 阶导数", text))
+
+
+def _fixed_line(line: str, fixed: frozenset[str]) -> bool:
+    """A line made of the grader's own texts only: a literal of the cases or the mistakes catalogue,
+    "en / zh" of two such texts, or "<label> has wrong values / <标签> 的数值不对"."""
+    if line in fixed or any(t.match(line) for t in _templates()):
+        return True
+    en, slash, zh = line.rpartition(" / ")
+    if slash and en in fixed and zh in fixed:
+        return True
+    match = WRONG_VALUES.match(line)
+    return bool(match) and _label(match["en"]) and _label(match["zh"])
 
 
 def hidden_message(test: dict, exercise_names: set[str], fixed: frozenset[str], problems: tuple[str, ...] = ()) -> str:
@@ -67,6 +123,8 @@ def hidden_message(test: dict, exercise_names: set[str], fixed: frozenset[str], 
         en, _, zh = hint.removeprefix("Hint: ").partition(" / ")
         shown = f"{match['function']} raised {match['exception']}"
         return shown + (f"\n{hint}" if hint and en in fixed and zh in fixed else "")
+    if lines and all(_fixed_line(line, fixed) for line in lines):
+        return message
     return ""
 
 
