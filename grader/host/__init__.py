@@ -4,7 +4,8 @@
 `distributed`); `intake` reads hand-ins as untrusted files; `launcher` starts the zygote and
 holds the handles of its workers; `student_code` is what tests call student code through (a
 request over the socket, a reply of plain data checked here); `plugin` is the pytest plugin
-that maps tests to the catalogue and outcomes to points; `results` writes the score files.
+that maps tests to the catalogue and outcomes to points; `scoring` applies the rules that look at
+a submission's tests together (no points without work); `results` writes the score files.
 
 It may import `grader.protocol`, `grader.catalog` and, to start workers and share the
 helpers' definitions, `grader.sandboxed`; never the exports or the CLI, and never a student's
