@@ -7,7 +7,8 @@ request over the socket, a reply of plain data checked here); `plugin` is the py
 that maps tests to the catalogue and outcomes to points; `scoring` applies the rules that look at
 a submission's tests together (no points without work); `results` writes the score files.
 
-It may import `grader.protocol`, `grader.catalog` and, to start workers and share the
-helpers' definitions, `grader.sandboxed`; never the exports or the CLI, and never a student's
-module: those are imported in the worker only.
+It may import `grader.protocol`, `grader.catalog`, `grader.errors`, `grader.safetext` and, to
+start workers and share the helpers' definitions, `grader.sandboxed`; never the exports, the
+report, the policy, the LMS or the CLI, and never a student's module: those are imported in the
+worker only.
 """
