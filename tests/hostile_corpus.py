@@ -145,6 +145,35 @@ TECHNIQUES: list[Technique] = [
       "graph.py 0 with the line; others full"),
     T("symlinked_paths", "a linked exercises/ folder and a linked grad.py pointing at the solutions",
       GRAD + GRAPH + BACKWARD + ACCUMULATION + INPLACE + EXTENSIONS, "rejected; nothing of the solutions graded"),
+    # issue 17: what the worker's probes use after student code ran in the same call
+    T("fake_grad_in_forward", "torch.autograd.grad replaced by SmoothAbs.forward (left in place) to answer the "
+      "probe's derivatives", ("SmoothAbs",), "SmoothAbs 0 'tampered'; others full"),
+    T("fake_grad_in_backward", "torch.autograd.grad replaced during the probe's first derivative, restored by the "
+      "fake itself", ("SmoothAbs",), "SmoothAbs 0 'tampered'; others full"),
+    T("fake_grad_at_import", "torch.autograd.grad and its recorder's closure cell replaced at import",
+      EXTENSIONS, "extensions.py 'tampered' at import: its exercises 0; others full"),
+    T("fake_engine_in_forward", "torch.autograd._engine_run_backward replaced by forward, restored after use",
+      ("SmoothAbs",), "SmoothAbs 0 'tampered'; others full"),
+    T("fake_execution_engine_at_import", "Variable._execution_engine replaced at import", EXTENSIONS,
+      "extensions.py 'tampered' at import: its exercises 0; others full"),
+    T("fake_execution_engine_in_backward", "Variable._execution_engine replaced during backward, left in place",
+      ("SmoothAbs",), "SmoothAbs 0 'tampered'; others full"),
+    T("fake_function_apply_at_import", "the code of torch.autograd.Function.apply rewritten at import", EXTENSIONS,
+      "refused at import (__code__): extensions.py 0; others full"),
+    T("fake_autograd_backward_in_call", "torch.autograd.backward and torch.is_grad_enabled replaced by "
+      "frozen_predict, restored by the fake", ("frozen_predict",), "frozen_predict 0 'tampered'; others full"),
+    T("fake_tensor_backward_in_call", "Tensor.backward and torch.is_grad_enabled replaced by frozen_predict, "
+      "left in place", ("frozen_predict",), "frozen_predict 0 'tampered'; others full"),
+    T("fake_tensor_backward_at_import", "Tensor.backward and torch.is_grad_enabled replaced at import", EXTENSIONS,
+      "extensions.py 'tampered' at import: its exercises 0; others full"),
+    T("fake_tensor_backward_make_leaf", "Tensor.backward replaced by a right make_leaf before the probe's backward",
+      ("make_leaf",), "make_leaf 0 'tampered'; others full"),
+    T("torch_function_mode", "a TorchFunctionMode left active by forward rewrites the probe's derivatives",
+      ("SmoothAbs",), "SmoothAbs 0 'tampered'; others full"),
+    T("profiler_in_forward", "sys.setprofile in forward, to rewrite what the probe returns", ("SmoothAbs",),
+      "refused (the worker's audit hook): SmoothAbs 0; others full"),
+    T("finalizer_after_call", "a finalizer on safe_add_'s argument edits the reply after it is encoded",
+      ("safe_add_",), "safe_add_ 0 as its w.data mistake earns; others full"),
 ]
 BY_NAME = {t.name: t for t in TECHNIQUES}
 

@@ -693,3 +693,89 @@ def test_zip_bomb(engine, tmp_path):
     assert_held(many, targets=ALL)
     assert "members (at most 2000)" in many["submission_errors"][0]
     assert max_rss_mb() - before < 100  # nothing was inflated past the limit
+
+
+# ============================================================================= issue 17: the probes' torch
+
+def _tampered(engine, technique: str, tmp_path, handle: str) -> dict:
+    """Graded: held, and each target's every test an error that says 'tampered' (in both languages)
+    and names the handle the submission changed."""
+    report = grade(engine, technique, tmp_path)
+    assert_held(report)
+    for exercise in hc.BY_NAME[technique].targets:
+        assert statuses(report, exercise) == {"error"}, exercise
+        text = messages(report, exercise)
+        assert "tampered: the submission changed what the grader relies on" in text and "篡改" in text, text[:300]
+        assert handle in text, text[:300]
+    return report
+
+
+def test_fake_grad_in_forward(engine, tmp_path):
+    """torch.autograd.grad swapped by forward: the probe's derivatives never go through it."""
+    _tampered(engine, "fake_grad_in_forward", tmp_path, "(torch.autograd.grad)")
+
+
+def test_fake_grad_in_backward(engine, tmp_path):
+    """Swapped during the first derivative and put back by the fake: seen after the step it ran in."""
+    _tampered(engine, "fake_grad_in_backward", tmp_path, "(torch.autograd.grad)")
+
+
+def test_fake_grad_at_import(engine, tmp_path):
+    report = _tampered(engine, "fake_grad_at_import", tmp_path, "(torch.autograd.grad)")
+    assert any("importing extensions.py" in e for e in report["submission_errors"])
+
+
+def test_fake_engine_in_forward(engine, tmp_path):
+    _tampered(engine, "fake_engine_in_forward", tmp_path, "(torch.autograd._engine_run_backward)")
+
+
+def test_fake_execution_engine_at_import(engine, tmp_path):
+    _tampered(engine, "fake_execution_engine_at_import", tmp_path, "Variable._execution_engine")
+
+
+def test_fake_execution_engine_in_backward(engine, tmp_path):
+    """Left in place: the next exercises of extensions.py run with the real engine again."""
+    _tampered(engine, "fake_execution_engine_in_backward", tmp_path, "Variable._execution_engine")
+    assert_next_graded(engine)
+
+
+def test_fake_function_apply_at_import(engine, tmp_path):
+    report = grade(engine, "fake_function_apply_at_import", tmp_path)
+    assert_held(report)
+    assert "does not allow rewriting a function's __code__" in messages(report, *hc.EXTENSIONS)
+
+
+def test_fake_autograd_backward_in_call(engine, tmp_path):
+    _tampered(engine, "fake_autograd_backward_in_call", tmp_path, "(torch.autograd.backward)")
+
+
+def test_fake_tensor_backward_in_call(engine, tmp_path):
+    _tampered(engine, "fake_tensor_backward_in_call", tmp_path, "(torch.Tensor.backward)")
+
+
+def test_fake_tensor_backward_at_import(engine, tmp_path):
+    """The worker put torch's names back before each call already (3 of 5 for the mistake); changing
+    one the grader relies on is tampering now."""
+    _tampered(engine, "fake_tensor_backward_at_import", tmp_path, "(torch.Tensor.backward)")
+
+
+def test_fake_tensor_backward_make_leaf(engine, tmp_path):
+    """A right make_leaf that also swaps Tensor.backward scores 0: tampering costs the exercise."""
+    _tampered(engine, "fake_tensor_backward_make_leaf", tmp_path, "(torch.Tensor.backward)")
+
+
+def test_torch_function_mode(engine, tmp_path):
+    _tampered(engine, "torch_function_mode", tmp_path, "(a torch function mode)")
+
+
+def test_profiler_in_forward(engine, tmp_path):
+    report = grade(engine, "profiler_in_forward", tmp_path)
+    assert_held(report)
+    assert "does not allow sys.setprofile" in messages(report, "SmoothAbs")
+
+
+def test_finalizer_after_call(engine, tmp_path):
+    """The finalizer runs at the next call, in student time: the reply reports the real version."""
+    report = grade(engine, "finalizer_after_call", tmp_path)
+    assert_held(report)
+    assert "version counter did not increase" in messages(report, "safe_add_")

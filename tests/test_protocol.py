@@ -23,11 +23,14 @@ def test_the_worker_answers_every_operation_but_exit(tmp_path):
 
 
 def test_the_tampered_reply_is_built_without_the_enums_yet_says_tampered():
-    frame = worker._tampered_reply(7, "grader.sandboxed.worker.Encoder.tensor")
+    frame = worker._tampered_reply(7, "grader.sandboxed.worker.Encoder.tensor", "grader")
     assert int.from_bytes(frame[:4], "big") == len(frame) - 4
     body, blobs = wire.unpack(frame[4:])
-    assert body == {"outcome": Outcome.TAMPERED, "id": 7, "detail": "grader.sandboxed.worker.Encoder.tensor"}
+    assert body == {"outcome": Outcome.TAMPERED, "id": 7, "detail": "grader.sandboxed.worker.Encoder.tensor",
+                    "kind": "grader"}
     assert blobs == []
+    body, _ = wire.unpack(worker._tampered_reply(8, 'a torch function mode"}, "x": {"', "torch")[4:])
+    assert body == {"outcome": Outcome.TAMPERED, "id": 8, "detail": "a torch function mode x: ", "kind": "torch"}
 
 
 def test_a_real_worker_speaks_the_protocol(engine):

@@ -17,7 +17,7 @@ import torch
 
 from grader import catalog
 from grader.catalog import Catalog, CatalogError, TestSpec
-from grader.host.student_code import CallTimeout, CodeUnavailable, StudentCode, WorkerFault
+from grader.host.student_code import CallTimeout, CodeUnavailable, StudentCode, Tampered, WorkerFault
 from grader.protocol.messages import TestStatus
 
 MAX_MESSAGE = 1500
@@ -154,6 +154,8 @@ def classify(excinfo, visible: bool, exercise: str) -> tuple[TestStatus, str, di
     exc = excinfo.value if excinfo is not None else None
     if isinstance(exc, CallTimeout):
         return TestStatus.TIMEOUT, _clip(f"{exc} / 超时：学生代码没有在时间限制内返回（死循环？）"), None
+    if isinstance(exc, Tampered):  # bilingual already
+        return TestStatus.ERROR, _clip(str(exc)), None
     if isinstance(exc, CodeUnavailable):
         return TestStatus.ERROR, _clip(f"{exc} / 无法调用：模块缺失、缺少该函数，或导入失败"), None
     if isinstance(exc, WorkerFault):

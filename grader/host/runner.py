@@ -91,6 +91,7 @@ class Engine:
             student.close()
         if plugin.errors:
             raise GraderError("the test cases do not match points.yaml:\n  " + "\n  ".join(plugin.errors))
+        scoring.zero_tampered(plugin.outcomes.values(), student.tampered_exercises)
         scoring.withhold_points_without_work(plugin.outcomes.values(), self.catalog)
         if exit_code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             for outcome in plugin.outcomes.values():
@@ -115,6 +116,7 @@ class Engine:
             source_sha256=sub.sha256,
             tests_sha256=catalog_module.tests_sha256(),
             submission_errors=sub.problems + sorted(set(student.fatal_modules.values())
+                                                    | set(student.tampered_modules.values())
                                                     | set(student.import_errors.values())),
             sandbox=sandbox,
         )

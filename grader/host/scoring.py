@@ -1,5 +1,8 @@
 """The rules of scoring that look at a submission's tests together (grader.md, "Rules of scoring").
 
+Tampering costs the exercise (`zero_tampered`): when a call of an exercise changed what the worker
+relies on, none of its tests counts, those that ran before included.
+
 No points without work: a test that is not one of its exercise's `general` tests (points.yaml)
 earns its points only when every general test of that exercise earned points in the same run, that
 is passed on at least one of its random inputs. Otherwise it is reported `failed`, with a message
@@ -37,3 +40,11 @@ def withhold_points_without_work(outcomes: Iterable, catalog: Catalog) -> None:
         for o in tests:
             if o.spec.name not in general and o.status == "passed" and o.points > 0:
                 o.status, o.message = "failed", withheld_message(waiting_for)
+
+
+def zero_tampered(outcomes: Iterable, tampered_exercises: dict[str, str]) -> None:
+    """Every test of an exercise one of whose calls tampered (exercise -> the message) scores 0, in place."""
+    for o in outcomes:
+        message = tampered_exercises.get(o.spec.exercise)
+        if message is not None and o.status != "error":
+            o.status, o.message, o.mistake = "error", f"{message}; the exercise scores 0 / 本题记 0 分", None

@@ -34,7 +34,20 @@ class WorkerFault(Exception):
 
 
 class Tampered(WorkerFault):
-    """The worker's reply path was changed by the submission (status `error`, 0 points)."""
+    """The submission changed what the worker relies on: the grader's own code there, or torch and
+    the interpreter while its code ran (status `error`; the exercise, or at import the module,
+    scores 0: `grader.host.scoring.zero_tampered`)."""
+
+
+def tampered_message(kind: object, detail: object) -> str:
+    """What a student reads when a step of their code tampered (`kind` "grader" or "torch")."""
+    detail = str(detail)[:120]
+    if kind == "torch":
+        return (f"tampered: the submission changed what the grader relies on in torch or Python while its code ran "
+                f"({detail}): nothing it reports can be trusted / 篡改：提交的代码在运行时修改了评分程序所依赖的 "
+                f"torch 或 Python 对象（{detail}），它报告的任何结果都不可信")
+    return (f"tampered: the submission changed the grader's code in the worker ({detail}): nothing it reports can "
+            f"be trusted / 篡改：提交的代码修改了工作进程中评分程序的代码（{detail}），它报告的任何结果都不可信")
 
 
 class CodeUnavailable(Exception):
@@ -158,6 +171,8 @@ class StudentCode:
         self.baselines: dict[str, int | None] = {}  # slot -> its worker's memory at start (KiB)
         self.imported: set[str] = set()  # modules imported in their slot's live worker
         self.fatal_modules: dict[str, str] = {}  # module -> why it is never imported again
+        self.tampered_modules: dict[str, str] = {}  # module -> how its import tampered: its exercises score 0
+        self.tampered_exercises: dict[str, str] = {}  # exercise -> how a call tampered: it scores 0
         self.import_errors: dict[str, str] = {}  # module -> the exception its import raised
         self.current_exercise: str | None = None
         self.spent: dict[str, float] = {}
@@ -171,8 +186,12 @@ class StudentCode:
     # -- public API for tests ------------------------------------------------------------
     def call(self, function: str, *args: Any, probe: str | None = None, **kwargs: Any) -> CallResult:
         module = self.modules[function]
+        if module in self.tampered_modules:
+            raise Tampered(self.tampered_modules[module])
         if module in self.fatal_modules:
             raise CodeUnavailable(self.fatal_modules[module])
+        if self.current_exercise in self.tampered_exercises:  # its other tests are not run: they score 0
+            raise Tampered(self.tampered_exercises[self.current_exercise])
         blobs: list[bytes] = []
         request: CallRequest = {
             "op": Op.CALL,
@@ -249,8 +268,8 @@ class StudentCode:
                                           f"/ 导入 {module}.py 超时（导入时有死循环？）")
             raise CodeUnavailable(self.fatal_modules[module]) from None
         except Tampered as exc:
-            self.fatal_modules[module] = f"importing {module}.py: {exc}; its exercises score 0"
-            raise CodeUnavailable(self.fatal_modules[module]) from None
+            self.tampered_modules[module] = f"importing {module}.py: {exc}"
+            raise Tampered(self.tampered_modules[module]) from None
         except WorkerFault as exc:
             self.fatal_modules[module] = f"importing {module}.py killed the worker: {exc} / 导入 {module}.py 时进程终止"
             raise CodeUnavailable(self.fatal_modules[module]) from None
@@ -312,9 +331,11 @@ class StudentCode:
         if reply_body.get("id") != request_id:
             raise self._garbage(module, "an answer to another request")
         if reply_body.get("outcome") == Outcome.TAMPERED:
-            self._discard_worker(module)
-            raise Tampered(f"the submission changed the grader's code in the worker "
-                           f"({str(reply_body.get('detail'))[:120]}): nothing it reports can be trusted")
+            self._discard_worker(module)  # the next call gets a fresh worker, with torch as it was
+            message = tampered_message(reply_body.get("kind"), reply_body.get("detail"))
+            if not setup and self.current_exercise is not None:
+                self.tampered_exercises[self.current_exercise] = message
+            raise Tampered(message)
         return reply_body, reply_blobs
 
     def _garbage(self, module: str, why: str) -> WorkerFault:

@@ -10,7 +10,7 @@ every request and the worker echoes it. What a request and a reply hold is decla
     call    CallRequest   -> CallReply | FailureReply  (returned or raised: a verdict is never sent)
     ping    PingRequest   -> PingReply
     exit    ExitRequest   -> (none: the worker ends)
-    any     -> TamperedReply                           the reply path was changed (`grader.sandboxed.seal`)
+    any     -> TamperedReply                           the submission changed what the worker relies on
 
 The zygote's control socket has its own, smaller vocabulary (`ZygoteOp`, `ZygoteHello`,
 `SpawnReply`), as JSON lines. `TestStatus` is what the engine makes of a test in the score file.
@@ -54,7 +54,7 @@ class Outcome(StrEnum):
     RAISED = "raised"  # the call raised an exception (its type and message)
     MISSING = "missing"  # no such module or function in the submission
     IMPORT_ERROR = "import_error"  # importing the function's module raised
-    TAMPERED = "tampered"  # the submission changed the worker's reply path: nothing it reports counts
+    TAMPERED = "tampered"  # the submission changed what the worker relies on: nothing it reports counts
 
 
 class _Message(TypedDict, total=False):
@@ -136,7 +136,8 @@ class CallReply(_CallReply):
 
 class TamperedReply(_Message):
     outcome: Literal[Outcome.TAMPERED]
-    detail: str  # the first changed name the seal found
+    kind: str  # "grader": its reply path (`grader.sandboxed.seal`); "torch": torch or the interpreter (`guard`)
+    detail: str  # the first change found
 
 
 Reply = Union[LoadReply, PingReply, ImportedReply, FailureReply, CallReply, TamperedReply]

@@ -120,85 +120,209 @@ GRAPHS = {
 
 
 # ----------------------------------------------------------------------------- probes
+#
+# A probe calls the student's function and then works with what came back, in the worker, within
+# the same call: it takes derivatives through the student's Function, or runs a later backward.
+# Student code runs only inside `step(fn, args, None, relied)` (`grader.sandboxed.guard.step`),
+# which returns (value, failure) with torch already put back as it was. Between steps a probe
+# uses only its default arguments, bound before any student code ran: C functions and methods
+# of torch._C (the engine's run_backward, Function's C apply, TensorBase's methods and getters)
+# captured when this module was imported, never torch's Python namespaces, which student code
+# can change and change back within a step. It touches nothing of the student's but plain
+# tensors, and the values it supplies itself (v, u, q) it builds from bytes at the moment it
+# needs them: student code can reach any tensor in the process and change it in place.
+#
+# A probe gets the call's arguments twice: built (`args`, what the student's function gets and
+# what the reply reports afterwards) and frozen (`frozen`, from `ArgumentBuilder.freeze` in
+# `grader.sandboxed.worker`: a tensor as (bytes, dtype, shape, device, requires_grad)). It returns
+# (value, failure), failure as step's.
 
-def probe_smooth_abs(function_class, x: torch.Tensor, eps: float, v: torch.Tensor, u: torch.Tensor):
-    """Forward values, a weighted first derivative and a weighted second derivative through
-    the student's Function. Returns the numbers only; the trusted side judges them."""
-    x = _leaf(x)
-    y = function_class.apply(x, eps)
-    (g,) = torch.autograd.grad(y, x, grad_outputs=v, create_graph=True)  # v * y'(x)
-    (h,) = torch.autograd.grad(g, x, grad_outputs=u)  # u * v * y''(x)
-    return y.detach(), g.detach(), h.detach()
-
-
-def probe_smooth_abs_orders(function_class, x: torch.Tensor, eps: float, v: torch.Tensor, u: torch.Tensor):
-    """Like probe_smooth_abs, but a derivative that cannot be computed does not take the lower orders
-    with it: in its place comes a line saying why (a backward that is not itself differentiable
-    still gets its forward and first derivative judged)."""
-    x = _leaf(x)
-    y = function_class.apply(x, eps)
-    try:
-        (g,) = torch.autograd.grad(y, x, grad_outputs=v, create_graph=True)
-    except Exception as exc:  # noqa: BLE001  (student code: any error means "no first derivative")
-        return y.detach(), _why(exc), _why(exc)
-    try:
-        (h,) = torch.autograd.grad(g, x, grad_outputs=u)
-    except Exception as exc:  # noqa: BLE001
-        return y.detach(), g.detach(), _why(exc)
-    return y.detach(), g.detach(), h.detach()
-
-
-def _why(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
-
-
-def probe_then_backward(function, w: torch.Tensor, x: torch.Tensor, q: torch.Tensor):
-    """Call frozen_predict, then use its result in a later autograd computation."""
-    r = function(w, x)
-    if not torch.is_grad_enabled():
-        raise RuntimeError("gradient recording was still switched off after frozen_predict returned: "
-                           "torch.set_grad_enabled(False) was never undone; use `with torch.no_grad():`, "
-                           "which switches it back on when the block ends")
-    q = _leaf(q)
-    (r * q).sum().backward()
-    return r, q.grad
-
-
-def probe_leaf_backward(function, t: torch.Tensor, *args):
-    """Call make_leaf, then backpropagate into the new leaf: a real leaf receives .grad."""
-    leaf = function(t, *args)
-    (leaf * 3).sum().backward()
-    return leaf, leaf.grad
-
-
-# What recording_f looks at, read through torch's C layer: the worker runs student code, which may
-# replace torch.is_grad_enabled or torch.Tensor's properties to change what is recorded.
 _TensorBase = getattr(torch._C, "TensorBase", None) or getattr(torch._C, "_TensorBase")
+_Tensor = torch.Tensor
+_apply = torch._C._FunctionBase.__dict__["apply"]  # Function's C apply, given the student's class
+_run_backward = torch.autograd.variable.Variable._execution_engine.run_backward  # the engine's C entry point
+_detach, _clone, _requires_grad_ = _TensorBase.detach, _TensorBase.clone, _TensorBase.requires_grad_
+_mul, _sum, _reshape, _to = _TensorBase.mul, _TensorBase.sum, _TensorBase.reshape, _TensorBase.to
+_shape_of, _grad_of, _is_leaf = (_TensorBase.__dict__[name].__get__ for name in ("shape", "grad", "is_leaf"))
 _dtype_of, _device_of, _requires_grad_of = (_TensorBase.__dict__[name].__get__
                                             for name in ("dtype", "device", "requires_grad"))
 _grad_enabled = torch._C.is_grad_enabled
+_qualname = type.__dict__["__qualname__"].__get__  # a class's own name, whatever its metaclass says
 
 
-def probe_recording_f(function, f_name: str, x: torch.Tensor, *args):
-    """Call numerical_gradient with an f that records how it was evaluated."""
-    f = FUNCTIONS[f_name]
+def thaw(frozen: tuple, _bytearray=bytearray, _frombuffer=torch.frombuffer, _empty=torch.empty,
+         _reshape=_reshape, _to=_to, _requires_grad_=_requires_grad_) -> torch.Tensor:
+    """A new tensor from a frozen argument (bytes, dtype, shape, device, requires_grad)."""
+    blob, dtype, shape, device, requires_grad = frozen
+    t = _reshape(_frombuffer(_bytearray(blob), dtype=dtype), shape) if blob else _empty(shape, dtype=dtype)
+    t = _to(t, device)
+    return _requires_grad_(t, True) if requires_grad else t
+
+
+def _leaf_of(frozen: tuple, thaw=thaw, _requires_grad_=_requires_grad_) -> torch.Tensor:
+    return _requires_grad_(thaw(frozen), True)
+
+
+def raised(kind: str, message: str) -> tuple:
+    """A failure of the probe's own making, like one a step reports."""
+    return "raised", {"type": kind, "message": message}
+
+
+def not_a_tensor(what: str, value, _type=type, _str=str, _qualname=_qualname, raised=raised) -> tuple:
+    name = _qualname(_type(value))
+    return raised("TypeError", f"{what} is a {name if _type(name) is _str else 'object'}, not a torch.Tensor")
+
+
+def _why(failure: tuple) -> str:
+    """A failed derivative as one line, "Type: message" (catalog.error_mistake reads it)."""
+    record = failure[1] if failure[0] == "raised" else {"type": "tampered", "message": failure[1]}
+    message = record["message"]
+    return f"{record['type']}: {message.splitlines()[0][:200] if message else ''}"
+
+
+def _derivatives(step, relied, function_class, frozen, _apply=_apply, _run_backward=_run_backward,
+                 _Tensor=_Tensor, _type=type, _tuple=tuple, _len=len, _TypeError=TypeError, _detach=_detach,
+                 _clone=_clone, _shape_of=_shape_of, _str=str, thaw=thaw, _leaf_of=_leaf_of, raised=raised,
+                 not_a_tensor=not_a_tensor) -> tuple:
+    """(y, (first derivative, its failure), (second derivative, its failure)) through the student's
+    Function, or (None, failure, None) when forward itself failed: y = Function.apply(x, eps),
+    v * y'(x) and u * v * y''(x), each autograd pass a step of its own."""
+    frozen_x, eps, frozen_v, frozen_u = frozen
+    x = _leaf_of(frozen_x)
+    try:
+        apply = _apply.__get__(None, function_class)
+    except _TypeError as exc:
+        return None, raised("TypeError", f"not a torch.autograd.Function: {exc}"), None
+    y, failure = step(apply, (x, eps), None, relied)
+    if failure is not None:
+        return None, failure, None
+    if _type(y) is not _Tensor:
+        return None, not_a_tensor("what apply returned", y), None
+    y_values = _clone(_detach(y))
+    v = thaw(frozen_v)
+    if _shape_of(y) != _shape_of(v):
+        mismatch = raised("RuntimeError", f"Mismatch in shape: grad_output[0] has a shape of {_shape_of(v)} and "
+                                          f"output[0] has a shape of {_shape_of(y)}.")
+        return y_values, (None, mismatch), (None, mismatch)
+    grads, failure = step(_run_backward, ((y,), (v,), True, True, (x,), False, False), None, relied)
+    if failure is not None:
+        return y_values, (None, failure), (None, failure)
+    g = grads[0] if _type(grads) is _tuple and _len(grads) == 1 else grads
+    if _type(g) is not _Tensor:
+        failure = not_a_tensor("the first derivative", g)
+        return y_values, (None, failure), (None, failure)
+    g_values = _clone(_detach(g))
+    grads, failure = step(_run_backward, ((g,), (thaw(frozen_u),), False, False, (x,), False, False), None, relied)
+    if failure is not None:
+        return y_values, (g_values, None), (None, failure)
+    h = grads[0] if _type(grads) is _tuple and _len(grads) == 1 else grads
+    if _type(h) is not _Tensor:
+        return y_values, (g_values, None), (None, not_a_tensor("the second derivative", h))
+    return y_values, (g_values, None), (_clone(_detach(h)), None)
+
+
+def probe_smooth_abs(step, relied, function_class, args, frozen, _derivatives=_derivatives) -> tuple:
+    """Forward values, a weighted first derivative and a weighted second derivative through the
+    student's Function. Returns the numbers only; the trusted side judges them. The first failure
+    is the probe's."""
+    y, first, second = _derivatives(step, relied, function_class, frozen)
+    if y is None:
+        return None, first
+    for _, failure in (first, second):
+        if failure is not None:
+            return None, failure
+    return (y, first[0], second[0]), None
+
+
+def probe_smooth_abs_orders(step, relied, function_class, args, frozen, _derivatives=_derivatives,
+                            _why=_why) -> tuple:
+    """Like probe_smooth_abs, but a derivative that cannot be computed does not take the lower orders
+    with it: in its place comes a line saying why (a backward that is not itself differentiable
+    still gets its forward and first derivative judged). A step that tampered fails the probe."""
+    y, first, second = _derivatives(step, relied, function_class, frozen)
+    if y is None:
+        return None, first
+    for _, failure in (first, second):
+        if failure is not None and failure[0] == "tampered":
+            return None, failure
+    return (y, *(_why(failure) if failure is not None else value for value, failure in (first, second))), None
+
+
+def probe_then_backward(step, relied, function, args, frozen, _leaf_of=_leaf_of, _Tensor=_Tensor,
+                        _type=type, _mul=_mul, _sum=_sum, _ones_like=torch.ones_like, _run_backward=_run_backward,
+                        _grad_of=_grad_of, _grad_enabled=_grad_enabled, _RuntimeError=RuntimeError, _str=str,
+                        raised=raised, not_a_tensor=not_a_tensor) -> tuple:
+    """Call frozen_predict, then use its result in a later autograd computation."""
+    w, x, _ = args
+    r, failure = step(function, (w, x), None, relied)
+    if failure is not None:
+        return None, failure
+    if not _grad_enabled():
+        return None, raised("RuntimeError", "gradient recording was still switched off after frozen_predict returned: "
+                                            "torch.set_grad_enabled(False) was never undone; use `with torch.no_grad():`, "
+                                            "which switches it back on when the block ends")
+    if _type(r) is not _Tensor:
+        return None, not_a_tensor("what frozen_predict returned", r)
+    q = _leaf_of(frozen[2])
+    try:
+        total = _sum(_mul(r, q))
+    except _RuntimeError as exc:  # an inference tensor cannot be saved for backward
+        return None, raised("RuntimeError", _str(exc))
+    _, failure = step(_run_backward, ((total,), (_ones_like(total),), False, False, (), True, True), None, relied)
+    if failure is not None:
+        return None, failure
+    return (r, _grad_of(q)), None
+
+
+def probe_leaf_backward(step, relied, function, args, frozen, _Tensor=_Tensor, _type=type, _tuple=tuple,
+                        _mul=_mul, _sum=_sum, _ones_like=torch.ones_like, _run_backward=_run_backward,
+                        _grad_of=_grad_of, _is_leaf=_is_leaf, not_a_tensor=not_a_tensor) -> tuple:
+    """Call make_leaf, then backpropagate into the new leaf: a real leaf receives .grad."""
+    leaf, failure = step(function, args, None, relied)
+    if failure is not None:
+        return None, failure
+    if _type(leaf) is not _Tensor:
+        return None, not_a_tensor("what make_leaf returned", leaf)
+    total = _sum(_mul(leaf, 3))
+    _, failure = step(_run_backward, ((total,), (_ones_like(total),), False, False, (), True, True), None, relied)
+    if failure is not None:
+        return None, failure
+    return (leaf, _grad_of(leaf) if _is_leaf(leaf) else None), None
+
+
+def probe_recording_f(step, relied, function, args, frozen, _type=type, _str=str, _bool=bool, _list=list,
+                      _tuple=tuple,
+                      _sorted=sorted, _set=set, _functions=FUNCTIONS, _dtype_of=_dtype_of, _device_of=_device_of,
+                      _grad_enabled=_grad_enabled, _requires_grad_of=_requires_grad_of) -> tuple:
+    """Call numerical_gradient with an f that records how it was evaluated. The record is the
+    student's to write (their code holds recording_f): it names mistakes, it is no evidence."""
+    f_name, x, *rest = args
+    f = _functions[f_name]
     seen = {"dtypes": [], "devices": [], "grad_enabled": [], "requires_grad": []}
 
     def recording_f(t):
-        seen["dtypes"].append(str(_dtype_of(t)).replace("torch.", ""))
+        seen["dtypes"].append(_str(_dtype_of(t)).replace("torch.", ""))
         seen["devices"].append(_device_of(t).type)
         seen["grad_enabled"].append(_grad_enabled())
         seen["requires_grad"].append(_requires_grad_of(t))
         return f(t)
 
-    result = function(recording_f, x, *args)
-    return result, {k: sorted(set(v)) for k, v in seen.items()}
+    result, failure = step(function, (recording_f, x, *rest), None, relied)
+    if failure is not None:
+        return None, failure
+    kinds = {"dtypes": _str, "devices": _str, "grad_enabled": _bool, "requires_grad": _bool}
+    record = {key: [] for key in kinds}
+    for key, values in _tuple(seen.items()):  # (no lookups in a dict the student's code could reach)
+        for name, kind in kinds.items():
+            if _type(key) is _str and key == name and _type(values) is _list:
+                record[name] = _sorted(_set(v for v in values if _type(v) is kind))
+    return (result, record), None
 
 
-def probe_docstring_examples(target, name: str, sources: list):
+def _run_examples(target, name: str, sources: tuple) -> list:
     """Run a docstring's examples in order, as doctest does, with `torch` and the student's `name` in
-    scope; returns what each printed (its value's repr), or {"raised": "Type: message"} for the
-    first that raised, after which the rest are not run. The trusted side compares the texts."""
+    scope; what each printed (its value's repr), or {"raised": "Type: message"} for the first that
+    raised, after which the rest are not run. All of it student code: one step."""
     import contextlib
     import io
 
@@ -214,6 +338,22 @@ def probe_docstring_examples(target, name: str, sources: list):
             break
         printed.append(out.getvalue())
     return printed
+
+
+def probe_docstring_examples(step, relied, target, args, frozen, _run_examples=_run_examples, _type=type, _str=str,
+                             _dict=dict, _list=list, _tuple=tuple, _len=len) -> tuple:
+    """A docstring's examples (`_run_examples`); the trusted side compares the texts."""
+    printed, failure = step(_run_examples, (target, *args), None, relied)
+    if failure is not None:
+        return None, failure
+    plain = []
+    for p in printed if _type(printed) is _list else ():
+        items = _tuple(p.items()) if _type(p) is _dict else ()
+        if _type(p) is _str:
+            plain.append(p)
+        elif _len(items) == 1 and _type(items[0][0]) is _str and items[0][0] == "raised" and _type(items[0][1]) is _str:
+            plain.append({"raised": items[0][1]})
+    return plain, None
 
 
 PROBES = {

@@ -6,21 +6,24 @@ that patches the code that reports them (`grader.sandboxed.worker.Encoder.tensor
 `json`'s encoder, a builtin) could make wrong code look right. Values cannot be forged this
 way (the trusted side computes them itself); these attested facts could.
 
-`take()` runs in the zygote, before any student code: it records which object every name of
-the reply path's modules and classes is bound to, and each of their functions' code,
-defaults and closure contents. `check()` runs in the worker before each reply and names the
+`take()` runs before any student code: it records which object every name of the reply path's
+modules and classes is bound to, in order, what the worker's own tables and state hold, and
+what their functions' closures and keyword defaults hold (their code and defaults cannot change:
+the worker's audit hook refuses, see `grader.sandboxed.guard`). `check()` runs after the last
+step of student code of each import and call, before the worker encodes anything, and names the
 first thing that changed; the worker then answers "tampered" instead, with bytes it builds
-without any of that code, and the trusted side scores the call 0.
+without any of that code, and the trusted side scores the call 0. No student code runs between
+the step and the check (`grader.sandboxed.guard`), so a change cannot be made and undone unseen.
 
-What this does not stop: a submission that writes to memory through ctypes, that answers
-requests with a reply loop of its own instead of returning, or that races the reporter from a
-thread. An in-process reporter is a speed bump against those; see docs in the test suite.
+What this does not stop: a submission that writes to memory through ctypes, or that races the
+reporter from a thread. An in-process reporter is a speed bump against those; see the tests.
 """
 
 from __future__ import annotations
 
 import builtins
 import sys
+from operator import is_
 from types import FunctionType, ModuleType
 from typing import is_typeddict
 
@@ -33,14 +36,14 @@ def take(modules: list[ModuleType], tables: dict[str, dict], attributes: list[tu
     entries: list[tuple] = []
     for module in modules:
         d = module.__dict__
-        entries.append((MODULE, module.__name__, d, tuple(d.items())))
+        entries.append(_mapping(MODULE, module.__name__, d))
         for name, obj in list(d.items()):
             qualified = f"{module.__name__}.{name}"
             if type(obj) is FunctionType and obj.__module__ == module.__name__:
                 entries.append(_function(qualified, obj))
             elif isinstance(obj, type) and obj.__module__ == module.__name__ and not is_typeddict(obj):
                 # (a TypedDict is an annotation: it holds no code and no reply reads it)
-                entries.append((CLASS, qualified, obj, tuple(obj.__dict__.items())))
+                entries.append(_mapping(CLASS, qualified, obj.__dict__))
                 for attr, member in obj.__dict__.items():
                     # the class's own functions; another module's (an enum's machinery) are bound
                     # by the class entry, and checked where that module is on the reply path
@@ -48,11 +51,16 @@ def take(modules: list[ModuleType], tables: dict[str, dict], attributes: list[tu
                         if f.__module__ == module.__name__:
                             entries.append(_function(f"{qualified}.{attr}", f))
     for name, table in tables.items():
-        entries.append((TABLE, name, table, tuple(table.items())))
-    entries.append((BUILTINS, "builtins", builtins.__dict__, tuple(builtins.__dict__.items())))
+        entries.append(_mapping(TABLE, name, table))
+    entries.append(_mapping(BUILTINS, "builtins", builtins.__dict__))
     for name, obj, attr in attributes:
         entries.append((ATTRIBUTE, name, obj, attr, getattr(obj, attr)))
     return tuple(entries)
+
+
+def _mapping(kind: int, name: str, live) -> tuple:
+    """A dict (or a class's mapping proxy) with its keys and values in order."""
+    return kind, name, live, tuple(live), tuple(live.values())
 
 
 def _functions_of(member) -> list[FunctionType]:
@@ -65,8 +73,9 @@ def _functions_of(member) -> list[FunctionType]:
 
 def _function(name: str, f: FunctionType) -> tuple:
     kw = f.__kwdefaults__
-    return (FUNCTION, name, f, f.__code__, f.__defaults__, kw, None if kw is None else tuple(kw.items()),
-            tuple(_cell(c) for c in f.__closure__ or ()))
+    cells = f.__closure__ or ()
+    return (FUNCTION, name, kw, () if kw is None else tuple(kw), () if kw is None else tuple(kw.values()),
+            cells, tuple(_cell(c) for c in cells))
 
 
 def _cell(cell) -> object:
@@ -77,58 +86,51 @@ def _cell(cell) -> object:
 
 
 def check(entries: tuple, _type=type, _Module=ModuleType, _getattr=getattr, _missing=_MISSING, _zip=zip,
-          _str=str, _kinds=(MODULE, CLASS, TABLE, BUILTINS, FUNCTION, ATTRIBUTE)) -> str | None:
+          _str=str, _tuple=tuple, _len=len, _all=all, _map=map, _is=is_, _range=range,
+          _kinds=(MODULE, CLASS, TABLE, BUILTINS, FUNCTION, ATTRIBUTE)) -> str | None:
     """The first name in the snapshot that is no longer bound as it was, or None.
 
     Self-contained on purpose: it looks up no global or builtin name at run time (everything
-    it uses is a default argument or a method of a built-in type), so patching a builtin or
-    this module's globals cannot blind it. The worker checks that its code and defaults are
-    the ones recorded before it calls it."""
+    it uses is a default argument or a method of a built-in type), and the audit hook keeps its
+    code and defaults as they are, so patching a builtin or this module's globals cannot blind
+    it. Namespaces are compared by identity and position, never by looking a name up: a key of
+    the student's could run code when compared."""
     module_kind, class_kind, table_kind, builtins_kind, function_kind, attribute_kind = _kinds
     for entry in entries:
         kind, name = entry[0], entry[1]
         if kind == function_kind:
-            f, code, defaults, kw, kw_items, cells = entry[2], entry[3], entry[4], entry[5], entry[6], entry[7]
-            if f.__code__ is not code or f.__defaults__ is not defaults or f.__kwdefaults__ is not kw:
+            kw, kw_keys, kw_values, cells, contents = entry[2], entry[3], entry[4], entry[5], entry[6]
+            if kw is not None and not (_len(kw) == _len(kw_keys) and _all(_map(_is, _tuple(kw), kw_keys))
+                                       and _all(_map(_is, _tuple(kw.values()), kw_values))):
                 return name
-            if kw is not None:
-                if kw.__len__() != kw_items.__len__():
-                    return name
-                for key, value in kw_items:
-                    if kw.get(key, _missing) is not value:
-                        return name
-            closure = f.__closure__ or ()
-            if closure.__len__() != cells.__len__():
-                return name
-            for cell, contents in _zip(closure, cells):
+            for cell, value in _zip(cells, contents):
                 try:
-                    if cell.cell_contents is not contents:
+                    if cell.cell_contents is not value:
                         return name
                 except ValueError:
-                    if contents is not _missing:
+                    if value is not _missing:
                         return name
             continue
         if kind == attribute_kind:
             if _getattr(entry[2], entry[3], _missing) is not entry[4]:
                 return name + "." + entry[3]
             continue
-        live = entry[2].__dict__ if kind == class_kind else entry[2]
-        items = entry[3]
-        for key, value in items:
-            if live.get(key, _missing) is not value:
-                return name + "." + _str(key)
-        if kind == builtins_kind or live.__len__() == items.__len__():
+        live, keys, values = entry[2], entry[3], entry[4]
+        now_keys, now_values = _tuple(live), _tuple(live.values())
+        n = _len(keys)
+        if _len(now_keys) < n or not (_all(_map(_is, now_keys, keys)) and _all(_map(_is, now_values, values))):
+            for i in _range(n):  # names the first change
+                if i >= _len(now_keys) or now_keys[i] is not keys[i] or now_values[i] is not values[i]:
+                    return name + "." + keys[i] if _type(keys[i]) is _str else name
+            return name
+        if _len(now_keys) == n or kind == builtins_kind:  # (the interpreter adds builtins._ in doctest mode)
             continue
         if kind != module_kind:
             return name + ": a name was added"
-        known = {}
-        for key, value in items:
-            known[key] = value
-        for key, value in live.items():
+        for key, value in _zip(now_keys[n:], now_values[n:]):
             # a submodule imported later, or a registry the interpreter adds, is no change
-            if known.get(key, _missing) is _missing and not (key.startswith("__") and key.endswith("__")) \
-                    and _type(value) is not _Module:
-                return name + "." + _str(key)
+            if not (_type(key) is _str and (_type(value) is _Module or (key.startswith("__") and key.endswith("__")))):
+                return name + "." + key if _type(key) is _str else name + ": a name was added"
     return None
 
 

@@ -18,7 +18,6 @@ import os
 import sys
 import time
 import traceback
-from collections import Counter
 from typing import Any
 
 import torch
@@ -31,7 +30,7 @@ import torch.testing
 from grader.protocol import wire
 from grader.protocol.messages import (CallReply, CallRequest, ExceptionRecord, FailureReply, ImportedReply,
                                       ImportRequest, LoadReply, LoadRequest, Op, Outcome, PingReply, PingRequest)
-from grader.sandboxed import helpers, seal
+from grader.sandboxed import guard, helpers, seal
 
 # Captured before any student code runs, so that a submission that patches torch.Tensor's
 # Python attributes cannot change what the worker reports about tensors.
@@ -48,9 +47,12 @@ _detach, _to, _contiguous = _TensorBase.detach, _TensorBase.to, _TensorBase.cont
 _numel, _element_size, _data_ptr = _TensorBase.numel, _TensorBase.element_size, _TensorBase.data_ptr
 _strided = torch.strided
 _string_at = ctypes._string_at  # the C function itself, not ctypes.string_at's Python wrapper
-_Tensor = torch.Tensor
+_Tensor, _dtype, _device = torch.Tensor, torch.dtype, torch.device
+_qualname = type.__dict__["__qualname__"].__get__  # a class's own name, whatever its metaclass says
 _is = lambda a, b: a is b  # noqa: E731
 _write = os.write
+_set_grad_enabled = torch._C._set_grad_enabled
+_perf_counter = time.perf_counter
 
 MAX_MESSAGE_TEXT = 2000
 
@@ -60,9 +62,9 @@ MAX_MESSAGE_TEXT = 2000
 class Encoder:
     """Encodes a value tree produced by student code into wire JSON plus blobs."""
 
-    def __init__(self, args: list[Any]):
+    def __init__(self, args: tuple):
         self.blobs: list[bytes] = []
-        self.args = args
+        self.args = args  # a tuple, made before any student code ran: what "the argument itself" means
         self.nodes = 0
         self.nbytes = 0
 
@@ -89,9 +91,9 @@ class Encoder:
             if not all(type(k) is str for k in v):
                 return {"$object": "dict with non-string keys"}
             return {"$dict": [[k, self.value(x, depth + 1)] for k, x in v.items()]}
-        if t is torch.dtype and v in wire.DTYPE_NAMES:
+        if t is _dtype and v in wire.DTYPE_NAMES:
             return {"$dtype": wire.DTYPE_NAMES[v]}
-        if t is torch.device:
+        if t is _device:
             return {"$device": str(v)}
         return {"$object": _type_name(v)}
 
@@ -165,34 +167,40 @@ def _send(fd: int, data: bytes, write=_write) -> None:
         view = view[write(fd, view):]
 
 
-def _tampered_reply(request_id: Any, what: str, write=_write) -> bytes:
-    """The reply that says the reply path was changed (a `TamperedReply`), built from literals and
-    methods of built-in types only: nothing the submission could have patched to turn it into a
-    "returned". Outcome.TAMPERED is spelled out for that reason."""
+def _tampered_reply(request_id: Any, what: str, kind: str, write=_write) -> bytes:
+    """The reply that says the submission changed what the worker relies on (a `TamperedReply`): the
+    grader's own code (`kind` "grader", found by the seal) or torch and the interpreter ("torch",
+    found by `grader.sandboxed.guard`). Built from literals and methods of built-in types only:
+    nothing the submission could have patched to turn it into a "returned". Outcome.TAMPERED is
+    spelled out for that reason."""
     rid = request_id if request_id.__class__ is (0).__class__ else 0
-    detail = "".join(c for c in what[:120] if c.isalnum() or c in "._: <>")
-    header = ('{"body": {"outcome": "tampered", "id": %d, "detail": "%s"}, "blobs": []}' % (rid, detail)).encode()
+    detail = "".join(c for c in what[:120] if c.isalnum() or c in "._: <>()")
+    kind = "torch" if kind == "torch" else "grader"
+    header = ('{"body": {"outcome": "tampered", "id": %d, "detail": "%s", "kind": "%s"}, "blobs": []}'
+              % (rid, detail, kind)).encode()
     message = len(header).to_bytes(4, "big") + header
     return len(message).to_bytes(4, "big", signed=True) + message
 
 
 def _type_name(v: Any) -> str:
-    try:
-        return str(type(v).__qualname__)[:100]
-    except Exception:
-        return "object"
+    """The name of v's class, read without running code of the student's (no metaclass property)."""
+    name = _qualname(type(v))
+    return name[:100] if type(name) is str else "object"
 
 
 def _missing(kind: str, message: str) -> FailureReply:
     return {"outcome": Outcome.MISSING, "exception": {"type": kind, "message": message}}
 
 
-def _exception_data(exc: BaseException) -> ExceptionRecord:
+def _import_error(exc: BaseException) -> tuple:
+    """An import's exception as (type, message, traceback), plain strings. Runs in the import's
+    step: the exception's __str__ may be the student's."""
+    record = guard.describe(exc)
     try:
-        message = str(exc)
-    except Exception:
-        message = "<the exception's message could not be read>"
-    return {"type": _type_name(exc), "message": message[:MAX_MESSAGE_TEXT]}
+        trace = _short_traceback(exc)
+    except BaseException:  # noqa: BLE001
+        trace = ""
+    return record["type"], record["message"], trace if type(trace) is str else ""
 
 
 # ----------------------------------------------------------------------------- decoding arguments
@@ -234,6 +242,19 @@ class ArgumentBuilder:
             t.grad = self.tensor(p["grad"]["$tensor"])
         return t
 
+    def freeze(self, node: Any) -> Any:
+        """The arguments as data nothing can change in place, for a probe to build the values it
+        supplies itself from (`grader.sandboxed.helpers.thaw`): a tensor as (bytes, dtype, shape,
+        device, requires_grad), a list as a tuple, the rest as `build` makes it."""
+        if type(node) is list:
+            return tuple(self.freeze(x) for x in node)
+        if type(node) is dict and len(node) == 1 and "$tensor" in node:
+            p = node["$tensor"]
+            wire.tensor_from_bytes(self.blobs[p["blob"]], p["dtype"], p["shape"])  # checks dtype and size
+            return (bytes(self.blobs[p["blob"]]), wire.DTYPES[p["dtype"]], tuple(p["shape"]), self.device,
+                    bool(p.get("requires_grad")))
+        return self.build(node)
+
 
 # ----------------------------------------------------------------------------- the worker
 
@@ -243,22 +264,24 @@ class Worker:
         self.workdir = workdir
         self.device = "cpu"
         self.module_names: tuple[str, ...] = ()  # the exercise modules, from the load request (the catalogue's)
-        self.import_failures: dict[str, FailureReply] = {}
+        self.import_failures: dict[str, tuple] = {}  # module -> (type, message, traceback) of its import
         self.modules: dict[str, Any] = {}
         self.sources: dict[str, bytes] = {}
         self.import_state: tuple = ([], [], [], {})
-        self.torch_state = TorchState()  # taken before any student module is imported
+        # What student code must leave as it was, taken before any student module is imported:
+        # torch's autograd objects the grader relies on and torch's public namespaces (see guard).
+        self.relied = guard.take()
+        self.namespaces = guard.take_namespaces()
 
     def serve(self) -> None:
         # Everything the loop relies on is bound to a local before the first student module is
         # imported: replacing Worker.call, grader.sandboxed.worker.Encoder or the connection later has no
-        # effect on it, and changing what they use is caught by the seal before each reply.
+        # effect on it, and changing what they use is caught by the seal before each reply is encoded.
+        guard.install_audit_hook()  # from now on no function's code or defaults change
         pid, fd, getpid, write, exit_ = os.getpid(), self.conn.fileno(), os.getpid, _write, os._exit
         recv = self.conn.recv_bytes
         handlers = self.handlers()
-        snapshot = seal.take(seal.reply_path_modules(), _tables(), _attributes())
-        check, check_code, check_defaults = seal.check, seal.check.__code__, seal.check.__defaults__
-        pack, pack_code, send, tampered = _pack, _pack.__code__, _send, _tampered_reply
+        pack, send, tampered, guarded = _pack, _send, _tampered_reply, self.guarded()
         while True:
             try:
                 message = recv()
@@ -269,21 +292,27 @@ class Worker:
             if op == Op.EXIT:
                 return
             reap_children()  # processes the student's code started and that have ended: no zombies pile up
-            reply_body, reply_blobs = handlers[op](body, blobs)
+            reply_body, reply_blobs = handlers[op](body, blobs, guarded)
             if getpid() != pid:
                 # A copy of the worker made by os.fork() in student code: only the worker answers.
                 exit_(0)
-            if check.__code__ is not check_code or check.__defaults__ is not check_defaults:
-                problem = "grader.sandboxed.seal.check"
-            else:
-                problem = check(snapshot) if op in (Op.IMPORT, Op.CALL) else None
-            if problem is None and pack.__code__ is not pack_code:
-                problem = "grader.sandboxed.worker._pack"
-            if problem is not None:
-                send(fd, tampered(body.get("id"), problem), write)
+            if reply_body is None:  # tampered: reply_blobs is (kind, what)
+                send(fd, tampered(body.get("id"), reply_blobs[1], reply_blobs[0]), write)
                 continue
+            if op == Op.LOAD:
+                guarded = self.guarded()  # the worker's own state is set now, before any student code
             reply_body["id"] = body.get("id")
             send(fd, pack(reply_body, reply_blobs), write)
+
+    def guarded(self) -> tuple:
+        """What imports and calls check after their last step, taken before any student code, with
+        the functions that check it: (seal.check, the seal's snapshot, the relied-on torch objects,
+        guard.restore_namespaces, torch's namespaces). Between a step and these checks the worker
+        uses nothing it did not bind before the step."""
+        tables = _tables()
+        tables[f"{__name__}.Worker (this worker's state)"] = vars(self)
+        snapshot = seal.take(seal.reply_path_modules(), tables, _attributes())
+        return seal.check, snapshot, self.relied, guard.restore_namespaces, self.namespaces
 
     def handle(self, message: bytes) -> bytes | None:
         """One request in, one framed reply out, in this very process (None: the trusted side said
@@ -291,18 +320,23 @@ class Worker:
         body, blobs = wire.unpack(message)
         if body.get("op") == Op.EXIT:
             return None
-        reply_body, reply_blobs = self.handlers()[body["op"]](body, blobs)
+        unsealed = (lambda snapshot: None, (), self.relied, guard.restore_namespaces, self.namespaces)
+        reply_body, reply_blobs = self.handlers()[body["op"]](body, blobs, unsealed)
+        if reply_body is None:
+            reply_body, reply_blobs = {"outcome": Outcome.TAMPERED, "kind": reply_blobs[0], "detail": reply_blobs[1]}, []
         reply_body["id"] = body.get("id")
         return _pack(reply_body, reply_blobs)
 
     def handlers(self) -> dict[Op, Any]:
-        """The method that answers each operation (`exit` has none: the worker ends)."""
+        """The method that answers each operation (`exit` has none: the worker ends). Each takes the
+        request's body and blobs and `guarded()`, and returns (reply body, blobs), or (None, (kind,
+        what)) when the submission tampered with what the worker relies on."""
         return {Op.LOAD: self.load, Op.IMPORT: self.import_op, Op.CALL: self.call, Op.PING: self.ping}
 
-    def ping(self, body: PingRequest, blobs: list[bytes]) -> tuple[PingReply, list[bytes]]:
+    def ping(self, body: PingRequest, blobs: list[bytes], guarded: tuple) -> tuple[PingReply, list[bytes]]:
         return {"ok": True, "pid": os.getpid()}, []
 
-    def load(self, body: LoadRequest, blobs: list[bytes]) -> tuple[LoadReply, list[bytes]]:
+    def load(self, body: LoadRequest, blobs: list[bytes], guarded: tuple) -> tuple[LoadReply, list[bytes]]:
         """Write the submission's module files into the private work directory."""
         self.module_names = tuple(m for m in body["modules"] if type(m) is str and m.isidentifier())
         for filename, index in body["files"].items():
@@ -321,68 +355,102 @@ class Worker:
             _init_cuda(body.get("gpu_memory_fraction"))
         return {"ok": True, "device": self.device}, []
 
-    def import_op(self, body: ImportRequest, blobs: list[bytes]) -> tuple[ImportedReply | FailureReply, list[bytes]]:
-        module, failure = self._import_student_module(body["module"])
-        return (failure if module is None else {"outcome": Outcome.IMPORTED}), []
+    def import_op(self, body: ImportRequest, blobs: list[bytes], guarded: tuple) -> tuple:
+        reply = self._reply  # (bound before the step, like everything used after it)
+        found, failure = guard.step(self._import_student_module, (body["module"],), None, guarded[2], True)
+        return reply(guarded, failure, found, lambda: ({"outcome": Outcome.IMPORTED}, []))
 
-    def call(self, body: CallRequest, blobs: list[bytes]) -> tuple[CallReply | FailureReply, list[bytes]]:
+    def call(self, body: CallRequest, blobs: list[bytes], guarded: tuple) -> tuple:
+        """Call one student function (through a probe of `grader.sandboxed.helpers.PROBES`, when the
+        request names one), in steps (`grader.sandboxed.guard.step`); after the last, check what
+        the worker relies on before anything is encoded."""
+        relied, step, reply, perf_counter, calls = guarded[2], guard.step, self._reply, _perf_counter, api_calls
         module_name, _, attr = body["target"].partition(".")
-        module, failure = self._import_student_module(module_name)
-        if module is None:
-            return failure, []
-        if not hasattr(module, attr):
-            return _missing("AttributeError", f"{module_name}.py defines no {attr}"), []
-        target = getattr(module, attr)
-        args = ArgumentBuilder(blobs, self.device).build(body.get("args", []))
-        kwargs = ArgumentBuilder(blobs, self.device).build(body.get("kwargs", {"$dict": []}))
-        encoder = Encoder(args)
+        probe = helpers.PROBES[body["probe"]] if body.get("probe") else None
+        builder = ArgumentBuilder(blobs, self.device)
+        args = tuple(builder.build(body.get("args", [])))
+        kwargs = builder.build(body.get("kwargs", {"$dict": []}))
+        frozen = builder.freeze(body.get("args", [])) if probe else None
         versions_before = [int(_get["_version"](a)) if type(a) is _Tensor else None for a in args]
-        probe = body.get("probe")
-        # every call starts with gradients recorded and torch as it was: a torch.set_grad_enabled(False)
-        # or a patched torch function left behind by an earlier call or import must not break the
-        # exercises graded after it
-        self.torch_state.restore()
-        torch.set_grad_enabled(True)
-        api_calls.clear()
-        start = time.perf_counter()
-        try:
-            if probe:
-                value = helpers.PROBES[probe](target, *args, **kwargs)
+        synchronize = torch.cuda.synchronize if self.device.startswith("cuda") else None
+        # every call starts with gradients recorded: a torch.set_grad_enabled(False) left behind by an
+        # earlier call or import must not break the exercises graded after it
+        _set_grad_enabled(True)
+        calls.clear()
+        start = perf_counter()
+        found, failure = step(self._find, (module_name, attr), None, relied, True)
+        if failure is None and found[0] == "target":
+            if probe is not None:
+                value, failure = probe(step, relied, found[1], args, frozen)
             else:
-                value = target(*args, **kwargs)
-            if self.device.startswith("cuda"):
-                torch.cuda.synchronize()
+                value, failure = step(found[1], args, kwargs, relied)
+            if failure is None and synchronize is not None:
+                _, failure = step(synchronize, (), None, relied)
+        elapsed = perf_counter() - start
+        return reply(guarded, failure, found, lambda: self._returned(value if failure is None else None, failure,
+                                                                     args, elapsed, versions_before, calls))
+
+    @staticmethod
+    def _reply(guarded: tuple, failure, found, reply) -> tuple:
+        """After an import's or a call's last step: tampering the steps found, then what the seal
+        finds; torch's namespaces put back; then the reply (`found`: what the step that looked for
+        the code found). Uses only `guarded` until the seal has found everything as it was."""
+        check, snapshot, _, restore_namespaces, namespaces = guarded
+        if failure is not None and failure[0] == "tampered":
+            return None, ("torch", failure[1])
+        problem = check(snapshot)
+        if problem is not None:
+            return None, ("grader", problem)
+        problem = restore_namespaces(namespaces)
+        if problem is not None:
+            return None, ("torch", problem)
+        if found is not None and found[0] == "failure":
+            return _failure_reply(found[1]), []
+        return reply()
+
+    def _returned(self, value, failure, args: tuple, elapsed: float, versions_before: list, calls: dict) -> tuple:
+        encoder = Encoder(args)
+        if failure is None:
             reply: CallReply = {"outcome": Outcome.RETURNED, "value": encoder.value(value)}
-        except BaseException as exc:  # SystemExit and KeyboardInterrupt included: student code raised them
-            reply = {"outcome": Outcome.RAISED, "exception": _exception_data(exc)}
-        reply["elapsed"] = time.perf_counter() - start
-        reply["api_calls"] = dict(api_calls)
+        else:
+            reply = {"outcome": Outcome.RAISED, "exception": failure[1]}
+        reply["elapsed"] = elapsed
+        reply["api_calls"] = {k: v for k, v in calls.items() if type(k) is str and type(v) is int}
         reply["versions_before"] = versions_before
         reply["args_after"] = [encoder.value(a) for a in args]
         return reply, encoder.blobs
 
-    def _import_student_module(self, module_name: str):
-        """The student's module, imported once (or why it cannot be had). The one place in the
-        sandboxed side that imports a student's code (tests/test_layout.py checks it)."""
+    def _find(self, module_name: str, attr: str) -> tuple:
+        """("target", the student's function or class), or ("failure", why it cannot be had): one
+        step, since importing and even looking a name up in a student's module runs its code."""
+        module = self._import_student_module(module_name)
+        if module[0] == "failure":
+            return module
+        try:
+            return "target", getattr(module[1], attr)
+        except AttributeError:
+            return "failure", ("missing", "AttributeError", f"{module_name}.py defines no {attr}", "")
+
+    def _import_student_module(self, module_name: str) -> tuple:
+        """("module", the student's module, imported once) or ("failure", (outcome, type, message,
+        traceback)). The one place in the sandboxed side that imports a student's code
+        (tests/test_layout.py checks it); it runs inside a step."""
         if module_name not in self.module_names:
-            return None, _missing("LookupError", f"no module {module_name}")
+            return "failure", ("missing", "LookupError", f"no module {module_name}", "")
         if module_name in self.modules:
-            return self.modules[module_name], None
+            return "module", self.modules[module_name]
         if module_name in self.import_failures:
-            return None, self.import_failures[module_name]
+            return "failure", self.import_failures[module_name]
         if module_name + ".py" not in self.sources:
-            return None, _missing("ModuleNotFoundError", f"the submission has no {module_name}.py")
+            return "failure", ("missing", "ModuleNotFoundError", f"the submission has no {module_name}.py", "")
         try:
             self._restore_import_state(module_name + ".py")
-            self.torch_state.restore()
             module = importlib.import_module(module_name)
         except BaseException as exc:
-            failure: FailureReply = {"outcome": Outcome.IMPORT_ERROR, "exception": _exception_data(exc)}
-            failure["exception"]["traceback"] = _short_traceback(exc)
-            self.import_failures[module_name] = failure
-            return None, failure
+            self.import_failures[module_name] = ("import_error", *_import_error(exc))
+            return "failure", self.import_failures[module_name]
         self.modules[module_name] = module
-        return module, None
+        return "module", module
 
     def _restore_import_state(self, filename: str) -> None:
         """Undo what an earlier module did to the next import: its file deleted or rewritten, the
@@ -414,42 +482,15 @@ class Worker:
         importlib.invalidate_caches()
 
 
-class TorchState:
-    """torch's public namespaces as they were before student code ran, to put back.
-
-    Six modules share one worker: a module that replaces torch.Tensor.__eq__ or torch.allclose
-    at import would otherwise change the reference behaviour every later call relies on. Only
-    names are compared (by identity), so restoring costs a fraction of a millisecond."""
-
-    NAMESPACES = ("torch", "torch.nn.functional", "torch.autograd", "torch.autograd.functional", "torch.testing",
-                  "torch.linalg", "torch.func")
-    CLASSES = (torch.Tensor, torch.autograd.Function)
-
-    def __init__(self):
-        self.modules = [(m, dict(vars(m))) for m in (sys.modules[name] for name in self.NAMESPACES)]
-        self.classes = [(c, dict(vars(c))) for c in self.CLASSES]
-
-    def restore(self) -> None:
-        for module, saved in self.modules:
-            _put_back(vars(module), saved, lambda k, v, m=module: setattr(m, k, v), lambda k, m=module: delattr(m, k))
-        for cls, saved in self.classes:
-            _put_back(vars(cls), saved, lambda k, v, c=cls: setattr(c, k, v), lambda k, c=cls: delattr(c, k))
-
-
-def _put_back(current, saved: dict, set_, del_) -> None:
-    if len(current) == len(saved) and all(current.get(k) is v for k, v in saved.items()):
-        return
-    for name in [k for k in current if k not in saved]:
-        try:
-            del_(name)
-        except (AttributeError, TypeError):
-            pass
-    for name, value in saved.items():
-        if current.get(name) is not value:
-            try:
-                set_(name, value)
-            except (AttributeError, TypeError):
-                pass
+def _failure_reply(failure: tuple) -> FailureReply:
+    """A missing module or name, or an import that failed, from (outcome, type, message, traceback):
+    plain strings only, whatever the student's code put in the worker's tables."""
+    outcome, kind, message, trace = (x if type(x) is str else "?" for x in (tuple(failure) + ("?",) * 4)[:4])
+    reply: FailureReply = {"outcome": Outcome.IMPORT_ERROR if outcome == "import_error" else Outcome.MISSING,
+                           "exception": {"type": kind[:100], "message": message[:MAX_MESSAGE_TEXT]}}
+    if outcome == "import_error":
+        reply["exception"]["traceback"] = trace[-MAX_MESSAGE_TEXT:]
+    return reply
 
 
 def _tables() -> dict[str, dict]:
@@ -457,7 +498,7 @@ def _tables() -> dict[str, dict]:
     tables = {}
     for module in seal.reply_path_modules():
         for name, obj in vars(module).items():
-            if type(obj) is dict and not name.startswith("__"):
+            if type(obj) is dict and not name.startswith("__") and obj is not api_calls:
                 tables[f"{module.__name__}.{name}"] = obj
     tables[f"{__name__}._dumps.__self__"] = vars(_dumps.__self__)  # the JSON encoder's settings
     return tables
@@ -501,13 +542,13 @@ RECORDED_APIS = {
     "torch.autograd.functional": ("jacobian", "hessian", "hvp", "vhp", "vjp", "jvp"),
     "torch.func": ("jacrev", "jacfwd", "hessian", "vjp", "jvp", "grad", "vmap"),
 }
-# A Counter, not a plain dict: the seal snapshots the module's dicts, and this one changes on purpose.
-api_calls: Counter = Counter()
+# Counted during a call, cleared before the next: the one table of this module the seal leaves out.
+api_calls: dict[str, int] = {}
 
 
 def _recording(name: str, function):
     def wrapper(*args, **kwargs):
-        api_calls[name] += 1
+        api_calls[name] = api_calls.get(name, 0) + 1
         return function(*args, **kwargs)
 
     wrapper.__wrapped__ = function

@@ -1,0 +1,319 @@
+"""The boundary between student code and the worker's own code, in the one process they share.
+
+The worker runs student code in *steps*: importing a module, finding a function, calling it, and,
+inside a probe, each autograd pass that runs the student's `Function` (forward in `apply`, backward
+in each derivative). Between steps, and after the last one, the worker's own code runs: a probe's
+next step, the report about what came back, the reply. Student code must not be able to steer it.
+
+- `step(fn, args)` runs one step and then `settle()`, before the worker does anything else. What
+  the step raised is described (type and message, plain strings) while student code may still run.
+- `settle()` puts back, and names, whatever the step left that would run student code inside the
+  worker's own torch calls or change what they compute: torch function and dispatch modes,
+  saved-tensor hooks, a compiled-autograd compiler, a frame-evaluation hook, Python signal
+  handlers, and the torch objects the grader relies on (`RELIED_ON`: the autograd entry points,
+  the execution engine, the methods of Function and Tensor), compared with those captured when
+  this module was imported, before any student code. Anything it had to put back makes the
+  call "tampered". It also pauses the garbage collector and keeps every object the steps saw
+  alive until the next call's first step: no finalizer of the student's runs in between.
+- `install_audit_hook()`, once per worker before any student code, refuses what no check
+  afterwards could see: sys.settrace and sys.setprofile (a trace or profile function runs on
+  every call and line of the worker's own code and can rewrite its variables), new audit hooks,
+  and rewriting a function's code or defaults (so that a function of the worker, once checked,
+  stays what it was).
+
+The worker's own code after a step calls torch only through C functions and bound methods
+captured at import (see `grader.sandboxed.helpers` and `grader.sandboxed.worker`), never through
+torch's Python namespaces, which student code can change and change back within a step.
+
+What this does not stop: threads the student started (they run whenever the worker releases the
+GIL), writes to memory through ctypes, and kernels registered for torch's operators with
+torch.library. The seal (`grader.sandboxed.seal`) guards the worker's own modules the same way.
+"""
+
+from __future__ import annotations
+
+import _signal
+import _thread
+import gc
+import signal
+import sys
+from itertools import repeat
+from operator import is_
+from types import FunctionType
+
+import torch
+import torch.autograd.function
+import torch.autograd.graph
+import torch.autograd.variable
+import torch.utils._device
+
+_C = torch._C
+_MISSING = object()
+KEEP: list = []  # what the current call's steps saw, kept alive until the next call's first step (`step`)
+
+# ----------------------------------------------------------------------------- what the grader relies on
+
+# The Python objects of torch's autograd the grader relies on, by namespace or class: a step that
+# changes one of them tampered with the grader, even if what it did no longer reaches the probes.
+RELIED_ON = {
+    "torch.autograd": ("grad", "backward", "_engine_run_backward", "Function", "Variable"),
+    "torch.autograd.graph": ("_engine_run_backward", "Variable"),
+    "torch.autograd.function": ("Function",),
+    "torch.autograd.variable": ("Variable", "ImperativeEngine"),
+    "torch.autograd.function.Function": ("apply", "__call__"),
+    "torch.autograd.variable.Variable": ("_execution_engine",),
+    "torch.Tensor": ("backward", "detach", "register_hook", "__torch_function__", "__torch_dispatch__"),
+}
+
+
+def _owner(name: str):
+    """The module or class called `name` (a class by its module's attribute)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    module, _, attr = name.rpartition(".")
+    return vars(sys.modules[module])[attr]
+
+
+def take() -> tuple:
+    """The relied-on objects as they are now. Taken when the worker starts, before any student code
+    and after the worker's own call recorders are in place:
+
+    - (label, module or class, its namespace, where each name stands in it, the names, the objects
+      they hold) for `RELIED_ON`;
+    - (label, function, what its closure's cells hold) for each relied-on Python function with a
+      closure (the recorders around torch.autograd.grad and backward, the function each wraps,
+      Function.apply's __class__ cell): their code and defaults cannot change (the audit hook),
+      what their cells hold can."""
+    names, functions = [], []
+    for label, keys in RELIED_ON.items():
+        owner = _owner(label)
+        space = owner.__dict__
+        order = list(space)
+        values = tuple(space[key] for key in keys)
+        names.append((label, owner, space, tuple(order.index(key) for key in keys), keys, values))
+        for key, value in zip(keys, values):
+            f = value.__func__ if type(value) in (classmethod, staticmethod) else value
+            while type(f) is FunctionType:
+                if f.__closure__:
+                    functions.append((f"{label}.{key}", f, tuple(c.cell_contents for c in f.__closure__)))
+                f = f.__dict__.get("__wrapped__")
+    return tuple(names), tuple(functions)
+
+
+# ----------------------------------------------------------------------------- settle
+#
+# Each function below is self-contained on purpose, like `grader.sandboxed.seal.check`: it looks up no
+# global or builtin name at run time (everything it uses is a default argument), and the audit hook
+# keeps its code and defaults as they are, so that what a step changed cannot change them.
+
+_SIGNALS = tuple(s for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP))
+_MAIN_THREAD = _thread.get_ident()  # the zygote's, and so its workers': Python runs signal handlers there
+
+
+def _signal_handlers(_get_ident=_thread.get_ident, _main=_MAIN_THREAD, _signals=_SIGNALS,
+                     _getsignal=_signal.getsignal, _signal=_signal.signal, _dfl=_signal.SIG_DFL,
+                     _default_int=_signal.default_int_handler, _callable=callable) -> str | None:
+    """Python signal handlers, reset: a handler runs between any two lines of the worker's code."""
+    problem = None
+    if _get_ident() == _main:  # (the in-process floor serves from another thread: no handlers there)
+        for sig in _signals:
+            handler = _getsignal(sig)
+            if _callable(handler) and handler is not _default_int:
+                _signal(sig, _dfl)
+                problem = "a Python signal handler (signal.signal)"
+    return problem
+
+
+def _torch_state(_type=type, _tf_len=_C._len_torch_function_stack, _tf_top=_C._get_function_stack_at,
+                 _tf_pop=_C._pop_torch_function_stack, _device_context=torch.utils._device.DeviceContext,
+                 _td_len=_C._len_torch_dispatch_stack, _td_pop=_C._pop_torch_dispatch_stack,
+                 _infra=tuple(_C._TorchDispatchModeKey.__members__.values()), _get_infra=_C._get_dispatch_mode,
+                 _unset_infra=_C._unset_dispatch_mode, _saved_top=_C._autograd._top_saved_tensors_default_hooks,
+                 _saved_pop=_C._autograd._pop_saved_tensors_default_hooks,
+                 _set_compiler=_C._dynamo.compiled_autograd.set_autograd_compiler,
+                 _get_frame_hook=_C._dynamo.eval_frame.get_eval_frame_callback,
+                 _set_frame_hook=_C._dynamo.eval_frame.set_eval_frame,
+                 _included=_C._dispatch_tls_local_include_set, _excluded=_C._dispatch_tls_local_exclude_set,
+                 _tls=(_C._dispatch_tls_local_include_set(), _C._dispatch_tls_local_exclude_set()),
+                 _keyset_eq=_C.DispatchKeySet.__eq__, _gettrace=sys.gettrace,
+                 _getprofile=sys.getprofile) -> str | None:
+    """torch and interpreter state that would run Python code inside the worker's own torch calls, or
+    change what they compute, put back: modes, saved-tensor hooks, a compiled-autograd compiler, a
+    frame evaluation hook (torch._dynamo), thread-local dispatch keys."""
+    problem = None
+    if _gettrace() is not None or _getprofile() is not None:  # (the audit hook refuses to set them)
+        problem = "a trace or profile function"
+    while _tf_len():
+        if _type(_tf_top(_tf_len() - 1)) is not _device_context:  # torch.set_default_device is no tampering
+            problem = problem or "a torch function mode"
+        _tf_pop()
+    while _td_len():
+        _td_pop(None)
+        problem = problem or "a torch dispatch mode"
+    for key in _infra:
+        if _get_infra(key) is not None:
+            _unset_infra(key)
+            problem = problem or "a torch dispatch mode"
+    while _saved_top(False) is not None:
+        _saved_pop()
+        problem = problem or "saved-tensor hooks (torch.autograd.graph.saved_tensors_hooks)"
+    if _set_compiler(None, False)[0] is not None:
+        problem = problem or "a compiled-autograd compiler"
+    if _get_frame_hook() is not None:
+        _set_frame_hook(None)
+        problem = problem or "a frame evaluation hook (torch._dynamo)"
+    if not (_keyset_eq(_included(), _tls[0]) and _keyset_eq(_excluded(), _tls[1])):
+        problem = problem or "torch's thread-local dispatch keys"
+    return problem
+
+
+def _relied(relied: tuple, _type=type, _str=str, _dict=dict, _tuple=tuple, _len=len, _zip=zip, _all=all,
+            _map=map, _is=is_, _repeat=repeat, _missing=_MISSING, _set_class_attr=type.__setattr__,
+            _del_class_attr=type.__delattr__) -> str | None:
+    """The relied-on objects (`take()`), compared with what their names hold now, and put back.
+
+    Compared by position in each namespace's order, without looking names up: a name is looked up
+    only once something moved, and only in a namespace whose keys are all plain str (a key of
+    another type could run the student's code when compared)."""
+    problem = None
+    names, functions = relied
+    for label, owner, space, positions, keys, values in names:
+        order, now = _tuple(space), _tuple(space.values())
+        if _all(_map(_is, _map(order.__getitem__, positions), keys)) and \
+                _all(_map(_is, _map(now.__getitem__, positions), values)):
+            continue
+        if not _all(_map(_is, _map(_type, order), _repeat(_str))):
+            return label + ": a name that is not a str"  # not put back: the worker is not used again
+        for key, value in _zip(keys, values):
+            if space.get(key, _missing) is value:
+                continue
+            problem = problem or label + "." + key
+            if _type(space) is _dict:  # a module's namespace
+                space[key] = value
+            else:
+                _set_class_attr(owner, key, value)
+    for label, f, contents in functions:
+        for cell, value in _zip(f.__closure__, contents):
+            if cell.cell_contents is not value:
+                problem = problem or label + " (what its closure holds)"
+                cell.cell_contents = value
+    return problem
+
+
+def settle(relied: tuple, _signal_handlers=_signal_handlers, _torch_state=_torch_state, _relied=_relied,
+           _gc_disable=gc.disable) -> str | None:
+    """Put back what the last step of student code left behind, and name it (the first thing), or
+    return None when it left nothing. See the module's docstring."""
+    handlers = _signal_handlers()  # first: a handler could run in the middle of the rest
+    _gc_disable()  # until the next step: no collection, so no finalizer or gc callback of the student's
+    torch_state = _torch_state()
+    names = _relied(relied)
+    return handlers or torch_state or names
+
+
+# ----------------------------------------------------------------------------- steps
+
+def describe(exc: BaseException, _type=type, _str=str, _qualname=type.__dict__["__qualname__"].__get__) -> dict:
+    """An exception as plain data: its type's name and its message (student code may run: `__str__`)."""
+    try:
+        message = _str(exc)
+    except BaseException:  # noqa: BLE001  (the student's __str__ raised)
+        message = "<the exception's message could not be read>"
+    name = _qualname(_type(exc))
+    return {"type": name[:100] if _type(name) is _str else "object",
+            "message": message[:2000] if _type(message) is _str else "<not a str>"}
+
+
+def step(fn, args: tuple = (), kwargs: dict | None = None, relied: tuple = (), first: bool = False,
+         describe=describe, _settle=settle, _keep=KEEP, _gc_enable=gc.enable, _type=type, _dict=dict,
+         _str=str, _base=BaseException) -> tuple:
+    """Run `fn(*args, **kwargs)`, a step of student code, then `settle(relied)`. Returns (value,
+    failure): failure is None, ("raised", {"type", "message"}) or ("tampered", what).
+
+    `first`: the call's first step, which lets go of what the previous call's steps kept (their
+    finalizers run now, in student time)."""
+    _gc_enable()
+    if first:
+        _keep.clear()
+    value = failure = None
+    try:
+        value = fn(*args, **(kwargs or {}))
+    except _base as exc:  # noqa: BLE001  (student code: SystemExit and KeyboardInterrupt included)
+        _keep.append(exc)
+        failure = ("raised", describe(exc))
+    problem = _settle(relied)
+    _keep.append((fn, args, kwargs, value))
+    if problem is not None:
+        return None, ("tampered", problem)
+    if failure is not None:
+        record = failure[1]
+        if not (_type(record) is _dict and _type(record.get("type")) is _str and _type(record.get("message")) is _str):
+            return None, ("tampered", "the description of an exception")
+    return value, failure
+
+
+# ----------------------------------------------------------------------------- torch's namespaces
+
+# torch's public namespaces, put back after every import and call: six modules share one worker, and
+# a module that replaces torch.Tensor.__eq__ or torch.allclose for itself must not change how the
+# exercises graded after it behave. A change here is no tampering (the relied-on names aside).
+NAMESPACES = ("torch", "torch.nn.functional", "torch.autograd", "torch.autograd.functional", "torch.testing",
+              "torch.linalg", "torch.func", "torch.Tensor", "torch.autograd.function.Function")
+
+
+def take_namespaces() -> tuple:
+    """(label, module or class, its namespace, its names in order, the objects they hold) for each
+    of `NAMESPACES`, as they are now (before any student code)."""
+    return tuple((name, owner, owner.__dict__, tuple(owner.__dict__), tuple(owner.__dict__.values()))
+                 for name, owner in ((name, _owner(name)) for name in NAMESPACES))
+
+
+def restore_namespaces(saved: tuple, _type=type, _str=str, _dict=dict, _tuple=tuple, _len=len, _all=all, _map=map,
+                       _is=is_, _repeat=repeat, _zip=zip, _frozenset=frozenset, _keep=KEEP,
+                       _set_class_attr=type.__setattr__, _del_class_attr=type.__delattr__) -> str | None:
+    """Put `take_namespaces()`'s namespaces back as they were. Compared by identity and position;
+    a namespace that changed is put back only if all its keys are plain str (returns what is wrong
+    otherwise: a key of another type runs code when compared). What is taken out stays alive until
+    the next call's first step (`KEEP`): its finalizers run in student time."""
+    for label, owner, space, keys, values in saved:
+        now_keys, now_values = _tuple(space), _tuple(space.values())
+        if _len(now_keys) == _len(keys) and _all(_map(_is, now_keys, keys)) and _all(_map(_is, now_values, values)):
+            continue
+        if not _all(_map(_is, _map(_type, now_keys), _repeat(_str))):
+            return label + ": a name that is not a str"
+        _keep.append(now_values)
+        if _type(space) is _dict:  # a module's namespace: as it was, in its order
+            space.clear()
+            space.update(_zip(keys, values))
+            continue
+        known = _frozenset(keys)
+        for key in now_keys:
+            if key not in known:
+                _del_class_attr(owner, key)
+        for key, value in _zip(keys, values):
+            if space.get(key) is not value:
+                _set_class_attr(owner, key, value)
+    return None
+
+
+# ----------------------------------------------------------------------------- the audit hook
+
+_VETOED = frozenset({"sys.settrace", "sys.setprofile", "sys.addaudithook"})
+_FROZEN = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
+
+
+def _audit(event: str, args: tuple, _vetoed=_VETOED, _frozen=_FROZEN, _function=FunctionType, _type=type,
+           _getattr=getattr, _error=RuntimeError) -> None:
+    """Refuse what would let student code rewrite the worker's own code while it runs. A function's
+    defaults may be set once, where it has none (collections.namedtuple does so as it builds a class)."""
+    if event in _vetoed or event.startswith("sys.monitoring"):
+        raise _error(f"the grader does not allow {event} in a submission / 评分程序不允许提交的代码使用 {event}")
+    if event == "object.__setattr__" and _type(args[0]) is _function and args[1] in _frozen \
+            and (args[1] == "__code__" or _getattr(args[0], args[1]) is not None):
+        raise _error(f"the grader does not allow rewriting a function's {args[1]} in a submission "
+                     f"/ 评分程序不允许提交的代码改写函数的 {args[1]}")
+
+
+def install_audit_hook() -> None:
+    """Once per worker, before any student code. Audit hooks cannot be removed."""
+    sys.addaudithook(_audit)
