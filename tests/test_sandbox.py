@@ -52,7 +52,7 @@ def test_the_spawn_fallback_grades_like_the_zygote(monkeypatch, tmp_path):
     from grader.host import launcher, runner
 
     monkeypatch.setattr(runner, "make_launcher",
-                        lambda limits, device="cpu", **kw: launcher.SpawnLauncher(limits, device=device))
+                        lambda limits, course, device="cpu", **kw: launcher.SpawnLauncher(limits, course, device=device))
     engine = runner.Engine(Options())
     try:
         broken = (SOLUTIONS / "grad.py").read_text() + "\ndef hvp(f, x, v):\n    return x * 0\n"

@@ -1,7 +1,7 @@
 """otter-grader 7.0.0 integration: `grader export otter`, `grader export otter-check`, and the plugin.
 
 `grader export otter --out autograder.zip` writes an otter autograder zip made by otter's own
-`otter generate`: one otter question per exercise (one case per test of points.yaml, with its
+`otter generate`: one otter question per exercise (one case per test of the course file, with its
 points), an `otter_config.json` that registers `AutogradLabPlugin`, requirements with a CPU torch
 and this package, and the package source under `autograd_lab/`. `otter run -a autograder.zip
 submission.zip` (and Gradescope, with the same zip) grades with it.
@@ -10,7 +10,7 @@ Otter runs a submission in a Jupyter kernel and runs its tests in that same kern
 can patch torch, the test runner or the pickle that carries the results. The plugin keeps every
 student-written byte out of otter's processes:
 
-* `before_grading` (runs before otter reads `.OTTER_LOG` or starts the kernel) reads the six
+* `before_grading` (runs before otter reads `.OTTER_LOG` or starts the kernel) reads the course's
   modules into memory, then empties the submission folder, which is the kernel's working
   directory and so on its import path: planted `.OTTER_LOG` files, packages that would shadow
   `otter` or `torch`, everything but otter's fresh copy of the tests and a harmless stand-in for
@@ -47,7 +47,7 @@ from pathlib import Path
 from grader import catalog
 from grader.errors import UsageError
 from grader.exports import gradescope
-from grader.exports.bundle import write_zip
+from grader.exports.bundle import add_course_option, write_zip
 from grader.exports.gradescope import (add_grading_options, case_output, requirements_txt, source_files,
                                        student_summary, submission_limit)
 from grader.exports.submit import ROOT_FILE, ROOT_FILE_SOURCE
@@ -91,10 +91,12 @@ def register(commands, exports) -> None:
 
     p = exports.add_parser("otter-check", help="for students of an otter course: public tests as otter questions")
     p.add_argument("--out", required=True, type=Path, help="the .zip to write")
+    add_course_option(p)
     p.set_defaults(func=cmd_export_otter_check)
 
 
 def cmd_export_otter(args) -> int:
+    catalog.use(args.course)
     out = build_otter_zip(args.out, seed=args.seed, device=args.device, python_version=args.python_version,
                           limit=submission_limit(args))
     print(f"wrote {out}: `otter run -a {out} SUBMISSION.zip` grades one submission; upload it to Gradescope as an "
@@ -103,6 +105,7 @@ def cmd_export_otter(args) -> int:
 
 
 def cmd_export_otter_check(args) -> int:
+    catalog.use(args.course)
     out = build_check_zip(args.out)
     print(f"wrote {out}: students unpack it next to exercises/ and run `otter check {ROOT_FILE} -t {STUDENT_TESTS}`")
     return 0
@@ -117,7 +120,7 @@ def otter_config(seed: int, device: str, limit=None) -> dict:
 
 
 def question_file(exercise: catalog.Exercise, student: bool) -> str:
-    """An otter exception-format test file for one exercise: one case per test of points.yaml.
+    """An otter exception-format test file for one exercise: one case per test of the course file.
 
     Instructor (student=False): every test, hidden ones hidden, each case a placeholder that fails.
     Student: the public tests, each case asking the engine through `public_check`."""
@@ -175,7 +178,7 @@ def build_otter_zip(out: Path, seed: int = 0, device: str = "cpu", python_versio
                        requirements=str(tmp / "requirements.txt"), no_environment=True,
                        python_version=python_version)
         with zipfile.ZipFile(built, "a", zipfile.ZIP_DEFLATED) as zf:
-            for name, data in source_files().items():
+            for name, data in source_files(catalog.load()).items():
                 zf.writestr(name, data)
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(built, out)
