@@ -9,12 +9,12 @@ mistakes). Its own comments describe each field; docs/authoring.md walks through
     exercises:
       partial_grads:
         module: grad.py
-        general: [test_partial_grads_random]     # the general case: random inputs, answers no constant fits
+        general: [test_partial_grads_on_random_inputs]   # the general case: random inputs, answers no constant fits
         public:
           test_partial_grads_lecture: 1          # points of the test (shared by its parameter cases)
           test_partial_grads_docstring: 0        # a check without points (the docstring's examples)
         hidden:
-          test_partial_grads_random: 2
+          test_partial_grads_on_random_inputs: 2
         mistakes:
           no_allow_unused: {en: "...", zh: "..."}
 

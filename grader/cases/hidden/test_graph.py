@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from grader.cases.hidden import oracle
+from . import oracle
 from grader.cases.kit import (SESSION_DEVICE, Arg, Fail, Graph, close, draw, randint, result_tensor, returned,
                               tensor, unchanged)
 from grader.cases.public import helpers as fns
