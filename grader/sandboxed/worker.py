@@ -417,7 +417,7 @@ class Worker:
 class TorchState:
     """torch's public namespaces as they were before student code ran, to put back.
 
-    Six modules share one worker: a module that replaces torch.Tensor.__eq__ or torch.allclose
+    The modules share one worker: a module that replaces torch.Tensor.__eq__ or torch.allclose
     at import would otherwise change the reference behaviour every later call relies on. Only
     names are compared (by identity), so restoring costs a fraction of a millisecond."""
 
