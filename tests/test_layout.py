@@ -188,6 +188,26 @@ def test_a_worker_holds_only_sandboxed_and_protocol_modules(engine):
     assert [m for m in result.value if m != "grader" and not m.startswith(("grader.sandboxed", "grader.protocol"))] == []
 
 
+PATCH_A_PROBE = """
+
+import grader.sandboxed.helpers
+
+grader.sandboxed.helpers.PROBES["smooth_abs"].__code__ = (lambda *args: (args[1], args[1], args[1])).__code__
+"""
+
+
+def test_the_course_helpers_are_sealed_like_the_workers_own_code(engine, tmp_path):
+    """The course's probes are loaded by path, yet a submission that rewrites one is caught: the seal
+    guards them (they are modules of the sandboxed side in the worker)."""
+    source = (SOLUTIONS / "extensions.py").read_text() + PATCH_A_PROBE
+    report = engine.grade(make_submission(tmp_path / "sub", {"extensions.py": source}))
+    course = catalog.load()
+    extensions = set(course.exercises_in("extensions.py"))
+    assert {e["name"] for e in report["exercises"] if e["score"] < e["max_score"]} == extensions
+    messages = " ".join(t["message"] for e in report["exercises"] if e["name"] in extensions for t in e["tests"])
+    assert "changed the grader's code in the worker (grader.sandboxed.helpers_course_0" in messages
+
+
 def student_modules(folder: Path) -> list[str]:
     """Modules in this process that are the catalogue's exercise modules or come from `folder`."""
     names = {m.removesuffix(".py") for m in catalog.load().modules}

@@ -15,6 +15,8 @@ Everything here runs in the worker and imports nothing of the grader.
 
 from __future__ import annotations
 
+import sys
+
 import torch
 
 FUNCTIONS: dict = {}  # name -> a callable f (Fn)
@@ -24,12 +26,18 @@ _COURSE_WARM_UPS: list = []
 
 
 def load_course(paths: list[str]) -> None:
-    """Load the course's helper files by path into the three tables (a name defined twice is an error)."""
+    """Load the course's helper files by path into the three tables (a name defined twice is an error).
+
+    Each is registered as `grader.sandboxed.helpers_course_<n>`: a module of the sandboxed side, so
+    the seal guards its functions and tables like the worker's own (a submission that rewrites a probe
+    is caught)."""
     import importlib.util
 
     for index, path in enumerate(paths):
-        spec = importlib.util.spec_from_file_location(f"_course_helpers_{index}", path)
+        name = f"{__name__}_course_{index}"
+        spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
         spec.loader.exec_module(module)
         for table, name in ((FUNCTIONS, "FUNCTIONS"), (GRAPHS, "GRAPHS"), (PROBES, "PROBES")):
             entries = getattr(module, name, {})
