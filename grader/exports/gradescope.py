@@ -28,6 +28,7 @@ from grader.errors import UsageError
 from grader.exports.bundle import (CHECKOUT, DEFAULT_COURSE_PARTS, PACKAGE_DIR, add_course_option, course_package_files,
                                    package_files, write_zip)
 from grader.safetext import clean_text
+from grader.student_view import fixed_texts, shown_message
 
 TORCH_REQUIREMENT = "torch>=2.5,<2.14"
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -264,7 +265,7 @@ def gradescope_results(report: dict, execution_time: float) -> dict:
                 "max_score": test["max_score"],
                 "status": "passed" if test["status"] == "passed" else "failed",
                 "visibility": "after_published" if hidden else "visible",
-                "output": case_output(test),
+                "output": case_output(test, report),
                 "tags": [exercise["module"], exercise["name"]],
             })
     return {
@@ -293,13 +294,18 @@ def student_summary(report: dict) -> str:
     return "\n".join(lines + problems)
 
 
-def case_output(test: dict) -> str:
-    """Status, the engine's message and the hint. A hidden test's message never holds its inputs
-    or values (the engine's rule); the hint is the test's docstring. A submission's text is
-    cleaned (grader.safetext) before Gradescope stores and shows it."""
+def case_output(test: dict, report: dict) -> str:
+    """Status, the message as its student may read it, and the hint (the test's docstring).
+
+    A hidden test's message is shown only where it is the grader's own text (grader.student_view):
+    messages can quote what the submission raised or chose while it held a hidden test's inputs,
+    and a student must not read those inputs back from Gradescope. A submission's text is cleaned
+    (grader.safetext) before Gradescope stores and shows it."""
     parts = [test["status"]]
-    if test.get("message"):
-        parts.append(clean_text(test["message"], OUTPUT_LIMIT))
+    message = shown_message(test, {e["name"] for e in report["exercises"]}, fixed_texts(),
+                            tuple(report.get("submission_errors", [])))
+    if message:
+        parts.append(clean_text(message, OUTPUT_LIMIT))
     if test.get("hint"):
         parts.append("checks: " + test["hint"])
     return "\n".join(parts)

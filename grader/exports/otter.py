@@ -213,7 +213,7 @@ def public_check(env, exercise: str, test: str) -> None:
         raise AssertionError(f"{test} did not run: {problems}")
     failed = [t for t in items if t["status"] != "passed"]
     if failed:
-        raise AssertionError("\n".join(f"{t['name']}: {case_output(t)}" for t in failed))
+        raise AssertionError("\n".join(f"{t['name']}: {case_output(t, report)}" for t in failed))
 
 
 def _exercises_folder(env) -> Path:
@@ -293,7 +293,7 @@ class PluginLogic:
         except Exception:
             self.report = failure_report("submission", Options(seed=seed), "internal grader error:\n"
                                          + traceback.format_exc()[-3000:])
-        results.results = {e["name"]: question_result(e) for e in self.report["exercises"]}
+        results.results = {e["name"]: question_result(e, self.report) for e in self.report["exercises"]}
         results._catastrophic_error = None  # the kernel ran only placeholders: its outcome counts for nothing
         for exercise in self.report["exercises"]:
             results.update_score(exercise["name"], exercise["score"])
@@ -356,8 +356,9 @@ def keep_last_graded(results, verdict) -> None:
                                                       "known: it is shown spread over them in order.)"))
 
 
-def question_result(exercise: dict):
-    """An otter TestFile for one exercise of a score file: one case per test, its results from the engine."""
+def question_result(exercise: dict, report: dict):
+    """An otter TestFile for one exercise of `report` (a score file): one case per test, its results
+    from the engine, its messages as the student may read them (gradescope.case_output)."""
     from otter.test_files.abstract_test import TestCase, TestCaseResult
     from otter.test_files.exception_test import ExceptionTestFile
 
@@ -370,7 +371,7 @@ def question_result(exercise: dict):
         case = TestCase(name=name, body=None, hidden=visibility == "hidden", points=points[visibility, name],
                         success_message=None, failure_message=None)
         failed = [t for t in items if t["status"] != "passed"]
-        message = ("❌ " + "\n".join(f"{t['name']}: {case_output(t)}" for t in failed)) if failed else "✅ passed"
+        message = ("❌ " + "\n".join(f"{t['name']}: {case_output(t, report)}" for t in failed)) if failed else "✅ passed"
         cases.append(case)
         outcomes.append(TestCaseResult(test_case=case, message=message, passed=not failed))
     question = ExceptionTestFile(exercise["name"], f"tests/{exercise['name']}.py", cases, all_or_nothing=False)

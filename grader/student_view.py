@@ -25,7 +25,7 @@ from pathlib import Path
 
 from grader import catalog
 
-CASES_DIR = Path(__file__).resolve().parent.parent / "cases"
+CASES_DIR = Path(__file__).resolve().parent / "cases"
 BUILTIN_EXCEPTIONS = frozenset(n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException))
 WRONG_VALUES = re.compile(r"^(?P<en>.+) has wrong values / (?P<zh>.+) 的数值不对$")
 RAISED = re.compile(r"^(?P<function>[A-Za-z_]\w*) raised (?P<exception>[A-Za-z_]\w*)(?::|$)")
