@@ -254,7 +254,7 @@ def step(fn, args: tuple = (), kwargs: dict | None = None, relied: tuple = (), f
 
 # ----------------------------------------------------------------------------- torch's namespaces
 
-# torch's public namespaces, put back after every import and call: six modules share one worker, and
+# torch's public namespaces, put back after every import and call: the modules share one worker, and
 # a module that replaces torch.Tensor.__eq__ or torch.allclose for itself must not change how the
 # exercises graded after it behave. A change here is no tampering (the relied-on names aside).
 NAMESPACES = ("torch", "torch.nn.functional", "torch.autograd", "torch.autograd.functional", "torch.testing",

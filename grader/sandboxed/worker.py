@@ -244,7 +244,7 @@ class ArgumentBuilder:
 
     def freeze(self, node: Any) -> Any:
         """The arguments as data nothing can change in place, for a probe to build the values it
-        supplies itself from (`grader.sandboxed.helpers.thaw`): a tensor as (bytes, dtype, shape,
+        supplies itself from (see `grader.sandboxed.helpers`): a tensor as (bytes, dtype, shape,
         device, requires_grad), a list as a tuple, the rest as `build` makes it."""
         if type(node) is list:
             return tuple(self.freeze(x) for x in node)
@@ -566,13 +566,15 @@ def install_recorders() -> None:
                 setattr(module, name, _recording(f"{module_name}.{name}", original))
 
 
-def prepare_process() -> None:
-    """Settings every worker takes before the first request, whatever launched it."""
+def prepare_process(course_helpers: list[str]) -> None:
+    """Settings every worker takes before the first request, whatever launched it, and the course's
+    worker-side helpers (files, by path), loaded before any student code."""
     torch.set_num_threads(1)
+    helpers.load_course(course_helpers)
     helpers.warm_up()
     install_recorders()
 
 
-def run(conn, workdir: str) -> None:
-    prepare_process()
+def run(conn, workdir: str, course_helpers: list[str]) -> None:
+    prepare_process(course_helpers)
     Worker(conn, workdir).serve()
