@@ -2,7 +2,7 @@
 
 For measurements only, never for grading: the submission's code runs in a thread of this very
 process. `InProcessEngine.grade(path)` differs from `grader.host.runner.Engine.grade` in one thing,
-what stands behind the `submission` fixture's socket: a `grader.sandboxed.worker.Worker` serving requests
+what stands behind the `student` fixture's socket: a `grader.sandboxed.worker.Worker` serving requests
 in a thread here (no fork, no namespaces, no limits, no seal) instead of a sandboxed process.
 The difference between the two is the cost of isolation.
 """

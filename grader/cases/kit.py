@@ -231,7 +231,7 @@ def autograd_calls(call: CallResult) -> int:
 
 # ----------------------------------------------------------------------------- docstring examples
 
-def docstring_examples(submission, name: str) -> None:
+def docstring_examples(student, name: str) -> None:
     """The examples of `name`'s docstring (as the course wrote them) give, with the student's code,
     what the docstring shows. Compared here, as `python -m doctest` compares them."""
     import doctest
@@ -241,7 +241,7 @@ def docstring_examples(submission, name: str) -> None:
     wanted = examples.load().get(name, [])
     if not wanted:
         return
-    call = submission.call(name, name, [e["source"] for e in wanted], probe="docstring_examples")
+    call = student.call(name, name, [e["source"] for e in wanted], probe="docstring_examples")
     printed = returned(call, list)
     checker = doctest.OutputChecker()
     where = f"exercises/{catalog.load().exercise(name).module}"

@@ -1,6 +1,6 @@
 """The pytest plugin that runs the test cases against one submission.
 
-It provides the fixtures tests use (`submission`, `device`, `rng`), maps every collected
+It provides the fixtures tests use (`student`, `device`, `rng`), maps every collected
 test to its entry in the catalogue, and turns each test's outcome into a `TestOutcome`:
 status (`passed`, `failed`, `error`, `timeout`), points, and a message that never shows a
 hidden test's inputs. It asserts nothing itself; the tests do, in this trusted process.
@@ -42,7 +42,7 @@ class TestOutcome:
 class GradingPlugin:
     def __init__(self, student: StudentCode, catalog: Catalog, folders: tuple[str, ...], device: str,
                  seed: int, exercises: set[str] | None = None):
-        self.student = student
+        self.student_code = student
         self.catalog = catalog
         self.folders = folders
         self.device_name = device
@@ -54,8 +54,8 @@ class GradingPlugin:
 
     # -- fixtures -------------------------------------------------------------------------
     @pytest.fixture(scope="session")
-    def submission(self) -> StudentCode:
-        return self.student
+    def student(self) -> StudentCode:
+        return self.student_code
 
     @pytest.fixture(scope="session")
     def device(self) -> str:
@@ -105,7 +105,7 @@ class GradingPlugin:
 
     # -- running ---------------------------------------------------------------------------
     def pytest_runtest_setup(self, item):
-        self.student.current_exercise = item.stash[_SPEC].exercise
+        self.student_code.current_exercise = item.stash[_SPEC].exercise
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):

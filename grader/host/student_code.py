@@ -1,6 +1,6 @@
 """Calls into the student's code: the trusted side of the worker boundary.
 
-`StudentCode` is what a test gets as its `submission` fixture. `submission.call(name,
+`StudentCode` is what a test gets as its `student` fixture. `student.call(name,
 *args)` sends the arguments to the worker as data, waits at most the time the limits
 leave, and returns a `CallResult` holding plain data only: the decoded return value,
 the exception the student's code raised, and the state of every argument before and after

@@ -41,19 +41,19 @@ def _check_counts(counts, expected):
 
 
 @pytest.mark.parametrize("name", ["mlp", "diamond", "chain", "shared_leaves"])
-def test_graph_node_counts_random(submission, rng, name):
+def test_graph_node_counts_random(student, rng, name):
     """Count every node reachable from out.grad_fn once, by type(node).__name__, leaves' AccumulateGrad included.
     从 out.grad_fn 出发，把能到达的每个节点按 type(node).__name__ 计数一次，包括叶子的 AccumulateGrad。"""
     args = _graph_args(name, rng)
     expected = oracle.node_counts(fns.GRAPHS[name](*args))
-    _check_counts(returned(submission.call("graph_node_counts", Graph(name, args))), expected)
+    _check_counts(returned(student.call("graph_node_counts", Graph(name, args))), expected)
 
 
 @pytest.mark.parametrize("name", ["no_grad", "leaf"])
-def test_graph_node_counts_no_grad_fn(submission, rng, name):
+def test_graph_node_counts_no_grad_fn(student, rng, name):
     """When out.grad_fn is None (nothing requires grad, or out is itself a leaf) the answer is {}.
     out.grad_fn 为 None 时（没有张量需要梯度，或 out 本身是叶子张量），返回 {}。"""
-    call = submission.call("graph_node_counts", Graph(name, _graph_args(name, rng)))
+    call = student.call("graph_node_counts", Graph(name, _graph_args(name, rng)))
     _check_counts(returned(call, errors={"'NoneType'": "no_grad_fn"}), {})
 
 
@@ -70,31 +70,31 @@ def _check_leaf(call, leaf, source, dtype):
 
 
 @pytest.mark.parametrize("conversion", ["float32->float64", "float64->float32"])
-def test_make_leaf_dtype_conversion(submission, rng, conversion):
+def test_make_leaf_dtype_conversion(student, rng, conversion):
     """With a dtype given, the result is converted and still a leaf that requires grad.
     给定 dtype 时，结果要转换类型，并且仍是需要梯度的叶子张量。"""
     src, dst = [getattr(torch, name) for name in conversion.split("->")]
     t = draw(rng, (randint(rng, 1, 4), randint(rng, 1, 4)), src)
-    call = submission.call("make_leaf", t, dst)
+    call = student.call("make_leaf", t, dst)
     _check_leaf(call, returned(call), t, dst)
     unchanged(call, "t")
 
 
 @DTYPES
-def test_make_leaf_device_and_defaults(submission, rng, dtype):
+def test_make_leaf_device_and_defaults(student, rng, dtype):
     """With device given (and dtype left out) the result is on that device with t's dtype, a new leaf.
     给定 device（不给 dtype）时，结果在该设备上、dtype 与 t 相同，是新的叶子张量。"""
     t = draw(rng, (randint(rng, 1, 6),), dtype)
-    call = submission.call("make_leaf", t, None, SESSION_DEVICE)
+    call = student.call("make_leaf", t, None, SESSION_DEVICE)
     _check_leaf(call, returned(call), t, dtype)
     unchanged(call, "t")
 
 
-def test_make_leaf_backward_reaches_it(submission, rng):
+def test_make_leaf_backward_reaches_it(student, rng):
     """A backward through the new leaf fills its own .grad, and t keeps requires_grad=False.
     对新叶子张量 backward 会写入它自己的 .grad，而 t 的 requires_grad 仍为 False。"""
     t = draw(rng, (3,), torch.float32)
-    call = submission.call("make_leaf", t, probe="leaf_backward")
+    call = student.call("make_leaf", t, probe="leaf_backward")
     leaf, grad = returned(call, tuple, 2)
     _check_leaf(call, leaf, t, torch.float32)
     close(tensor(grad, "the leaf's .grad after backward", shape=(3,)), torch.full((3,), 3.0), "the leaf's .grad")
@@ -110,11 +110,11 @@ def _relu_safe_inputs(rng, dtype):
 
 
 @DTYPES
-def test_intermediate_grads_random(submission, rng, dtype):
+def test_intermediate_grads_random(student, rng, dtype):
     """retain_grad() on z and a before one backward; then z.grad, a.grad, w.grad and b.grad hold the answer.
     backward 之前对 z 和 a 调用 retain_grad()；之后 z.grad、a.grad、w.grad、b.grad 就是答案。"""
     x, w, b = _relu_safe_inputs(rng, dtype)
-    call = submission.call("intermediate_grads", x, w, b)
+    call = student.call("intermediate_grads", x, w, b)
     got = returned(call, dict)
     want = oracle.intermediate_grads(x, w, b)
     like = {"z": x @ w, "a": x @ w, "w": w, "b": b}
@@ -134,12 +134,12 @@ def _check_intermediate_grads(call, got, want, like, numel):
               mistakes=mistakes)
 
 
-def test_intermediate_grads_conventions(submission, rng):
+def test_intermediate_grads_conventions(student, rng):
     """Exactly the keys "z", "a", "w", "b"; x, w and b unchanged (values, requires_grad, .grad, version).
     字典的键恰好是 "z"、"a"、"w"、"b"；x、w、b 不被修改（数值、requires_grad、.grad、版本号）。"""
     x, w, b = _relu_safe_inputs(rng, torch.float32)
     sentinel = torch.full_like(w, 7.0)
-    call = submission.call("intermediate_grads", x, Arg(w, grad=sentinel), b)
+    call = student.call("intermediate_grads", x, Arg(w, grad=sentinel), b)
     got = returned(call, dict)
     if sorted(got) != ["a", "b", "w", "z"]:
         raise Fail(f"the keys are {sorted(got)} / 键是 {sorted(got)}", mistake="missing_key")
@@ -150,13 +150,13 @@ def test_intermediate_grads_conventions(submission, rng):
 
 @pytest.mark.parametrize("branch", ["positive", "negative"])
 @DTYPES
-def test_dynamic_doubling_random(submission, rng, dtype, branch):
+def test_dynamic_doubling_random(student, rng, dtype, branch):
     """The graph follows the Python control flow that actually ran: count the loop's body runs, and the
     100 * b branch multiplies the gradient by 100.
     计算图记录实际执行的 Python 控制流：统计循环体执行次数；走 100 * b 分支时梯度要乘以 100。"""
     a = draw(rng, (randint(rng, 1, 3), randint(rng, 1, 4)), torch.float64, 0.01, 3.0)
     a = (a if branch == "positive" else -a).to(dtype)
-    call = submission.call("dynamic_doubling", a)
+    call = student.call("dynamic_doubling", a)
     c, grad, steps = returned(call, tuple, 3)
     want_c, want_grad, want_steps = oracle.dynamic_doubling(a)
     if type(steps) is not int:
@@ -170,11 +170,11 @@ def test_dynamic_doubling_random(submission, rng, dtype, branch):
     unchanged(call, "a")
 
 
-def test_dynamic_doubling_conventions(submission, rng):
+def test_dynamic_doubling_conventions(student, rng):
     """a is not modified: the program runs on a leaf copy of it.
     a 不被修改：程序在它的叶子副本上运行。"""
     a = draw(rng, (4,), torch.float32, 0.1, 1.0)
-    call = submission.call("dynamic_doubling", Arg(a, grad=torch.ones(4)))
+    call = student.call("dynamic_doubling", Arg(a, grad=torch.ones(4)))
     c, grad, _ = returned(call, tuple, 3)
     want_c, want_grad, _ = oracle.dynamic_doubling(a)
     close(result_tensor(call, c, "c", like=a), want_c, "c")

@@ -7,14 +7,14 @@ import torch
 from grader.cases.kit import Fail, Fn, Leaf, close, docstring_examples, result_tensor, returned, unchanged
 
 
-def test_smooth_abs_small(submission):
+def test_smooth_abs_small(student):
     """SmoothAbs(x, eps=1) at x = [-1, 0, 2]: forward sqrt(x ** 2 + 1), first derivative x / sqrt(x ** 2 + 1),
     second derivative 1 / (x ** 2 + 1) ** 1.5, both through your backward (which must be differentiable).
     SmoothAbs(x, eps=1)，x = [-1, 0, 2]：前向 sqrt(x ** 2 + 1)，一阶导 x / sqrt(x ** 2 + 1)，
     二阶导 1 / (x ** 2 + 1) ** 1.5，都通过你的 backward 计算（backward 本身必须可导）。"""
     x = torch.tensor([-1.0, 0.0, 2.0], dtype=torch.float64)
     ones = torch.ones(3, dtype=torch.float64)
-    call = submission.call("SmoothAbs", x, 1.0, ones, ones, probe="smooth_abs")
+    call = student.call("SmoothAbs", x, 1.0, ones, ones, probe="smooth_abs")
     y, dy, d2y = returned(call, tuple, 3)
     r2, r5 = math.sqrt(2), math.sqrt(5)
     close(result_tensor(call, y, "forward", like=x), torch.tensor([r2, 1.0, r5]), "forward")
@@ -23,52 +23,52 @@ def test_smooth_abs_small(submission):
           "second derivative")
 
 
-def test_numerical_gradient_small(submission):
+def test_numerical_gradient_small(student):
     """f(x) = sum(sin(x)) at x = [0, 1]: the central difference (f(x + eps e_i) - f(x - eps e_i)) / (2 eps)
     gives cos(x) = [1, 0.5403].
     f(x) = sum(sin(x))，x = [0, 1]：中心差分 (f(x + eps e_i) - f(x - eps e_i)) / (2 eps) 得到 cos(x) = [1, 0.5403]。"""
     x = torch.tensor([0.0, 1.0], dtype=torch.float64)
-    call = submission.call("numerical_gradient", Fn("sin_sum"), x)
+    call = student.call("numerical_gradient", Fn("sin_sum"), x)
     close(result_tensor(call, returned(call), "the estimate", like=x), torch.cos(x), "the estimate", rtol=1e-7, atol=1e-8)
     unchanged(call, "f", "x")
 
 
-def test_frozen_predict_small(submission):
+def test_frozen_predict_small(student):
     """w = [[1], [2]] (requires grad), x = [[3, 4]]: x @ w = [[11]], computed without a graph, and w.grad untouched.
     w = [[1], [2]]（需要梯度），x = [[3, 4]]：x @ w = [[11]]，计算时不记录计算图，w.grad 保持不变。"""
     w, x = torch.tensor([[1.0], [2.0]]), torch.tensor([[3.0, 4.0]])
-    call = submission.call("frozen_predict", Leaf(w), x)
+    call = student.call("frozen_predict", Leaf(w), x)
     close(result_tensor(call, returned(call), "the prediction", like=x, shape=(1, 1)), torch.tensor([[11.0]]),
           "the prediction")
     unchanged(call, "w", "x")
 
 
-def test_smooth_abs_docstring(submission):
+def test_smooth_abs_docstring(student):
     """The examples in SmoothAbs's docstring give what they show (python -m doctest, on your code).
     SmoothAbs 文档字符串中的示例给出其中写明的结果。"""
-    docstring_examples(submission, "SmoothAbs")
+    docstring_examples(student, "SmoothAbs")
 
 
-def test_numerical_gradient_docstring(submission):
+def test_numerical_gradient_docstring(student):
     """The examples in numerical_gradient's docstring give what they show (python -m doctest, on your code).
     numerical_gradient 文档字符串中的示例给出其中写明的结果。"""
-    docstring_examples(submission, "numerical_gradient")
+    docstring_examples(student, "numerical_gradient")
 
 
-def test_frozen_predict_docstring(submission):
+def test_frozen_predict_docstring(student):
     """The examples in frozen_predict's docstring give what they show (python -m doctest, on your code).
     frozen_predict 文档字符串中的示例给出其中写明的结果。"""
-    docstring_examples(submission, "frozen_predict")
+    docstring_examples(student, "frozen_predict")
 
 
-def test_smooth_abs_other_eps(submission):
+def test_smooth_abs_other_eps(student):
     """SmoothAbs(x, eps=0.25) at x = [0, 1]: forward [0.5, sqrt(1.25)] and first derivative x / sqrt(x ** 2 + eps)
     = [0, 1 / sqrt(1.25)] (with eps = 1 a backward that used eps ** 2 would go unnoticed).
     SmoothAbs(x, eps=0.25)，x = [0, 1]：前向 [0.5, sqrt(1.25)]，一阶导 x / sqrt(x ** 2 + eps) = [0, 1 / sqrt(1.25)]
     （eps = 1 时，误用 eps ** 2 的 backward 看不出来）。"""
     x = torch.tensor([0.0, 1.0], dtype=torch.float64)
     ones = torch.ones(2, dtype=torch.float64)
-    call = submission.call("SmoothAbs", x, 0.25, ones, ones, probe="smooth_abs_orders")
+    call = student.call("SmoothAbs", x, 0.25, ones, ones, probe="smooth_abs_orders")
     y, dy, _ = returned(call, tuple, 3)
     r = math.sqrt(1.25)
     close(result_tensor(call, y, "forward", like=x), torch.tensor([0.5, r]), "forward")
@@ -78,12 +78,12 @@ def test_smooth_abs_other_eps(submission):
           mistakes={"eps_squared": torch.tensor([0.0, 1 / math.sqrt(1.0625)])})
 
 
-def test_frozen_predict_feeds_a_later_backward(submission):
+def test_frozen_predict_feeds_a_later_backward(student):
     """The prediction can feed a later backward (torch.no_grad() or detach(), not torch.inference_mode()), and
     gradient recording is on again after the call.
     预测值可以用于之后的 backward（用 torch.no_grad() 或 detach()，不要用 torch.inference_mode()），且调用结束后梯度记录已恢复。"""
     w, x, q = torch.tensor([[1.0], [2.0]]), torch.tensor([[3.0, 4.0]]), torch.tensor([[2.0]])
-    call = submission.call("frozen_predict", Leaf(w), x, q, probe="then_backward")
+    call = student.call("frozen_predict", Leaf(w), x, q, probe="then_backward")
     r, q_grad = returned(call, tuple, 2)
     if result_tensor(call, r, "the prediction", like=x, shape=(1, 1)).is_inference:
         raise Fail("the result is an inference tensor / 结果是 inference 张量", mistake="inference_mode")

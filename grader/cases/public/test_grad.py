@@ -5,114 +5,114 @@ import torch
 from grader.cases.kit import Fn, close, docstring_examples, raised, result_tensor, returned, unchanged
 
 
-def test_partial_grads_lecture(submission):
+def test_partial_grads_lecture(student):
     """f(x, y) = (x + y) * (y + 1) at x = 2, y = 1 (the lecture's graph with y as w): df/dx = y + 1 = 2 and
     df/dy = (y + 1) + (x + y) = 5, both from one torch.autograd.grad call.
     f(x, y) = (x + y) * (y + 1)，x = 2, y = 1：df/dx = y + 1 = 2，df/dy = (y + 1) + (x + y) = 5。"""
     x, y = torch.tensor(2.0), torch.tensor(1.0)
-    call = submission.call("partial_grads", Fn("lecture_xy"), x, y)
+    call = student.call("partial_grads", Fn("lecture_xy"), x, y)
     dx, dy = returned(call, tuple, 2)
     close(result_tensor(call, dx, "df/dx", like=x), torch.tensor(2.0), "df/dx")
     close(result_tensor(call, dy, "df/dy", like=y), torch.tensor(5.0), "df/dy")
     unchanged(call, "f", "x", "y")
 
 
-def test_nth_derivative_lecture(submission):
+def test_nth_derivative_lecture(student):
     """The lecture: y = x ** 2 at x = 3 gives 6, then 2 (create_graph=True makes the first derivative
     differentiable), then 0 for the third derivative, which must not raise.
     课上的例子：y = x ** 2 在 x = 3 处一阶导为 6，二阶导为 2（create_graph=True），三阶导为 0 且不能报错。"""
     x = torch.tensor([3.0])
     for n, want in ((1, 6.0), (2, 2.0), (3, 0.0)):
-        call = submission.call("nth_derivative", Fn("square"), x, n)
+        call = student.call("nth_derivative", Fn("square"), x, n)
         close(result_tensor(call, returned(call), f"derivative {n}", like=x), torch.tensor([want]), f"derivative {n}")
     unchanged(call, "f", "x")
 
 
-def test_hvp_small(submission):
+def test_hvp_small(student):
     """f(x) = sum(x ** 3) has Hessian diag(6x); at x = [1, 2] with v = [1, 1], H @ v = [6, 12].
     f(x) = sum(x ** 3) 的 Hessian 为 diag(6x)；x = [1, 2]，v = [1, 1] 时 H @ v = [6, 12]。"""
     x, v = torch.tensor([1.0, 2.0]), torch.tensor([1.0, 1.0])
-    call = submission.call("hvp", Fn("sum_cubes"), x, v)
+    call = student.call("hvp", Fn("sum_cubes"), x, v)
     close(result_tensor(call, returned(call), "H @ v", like=x), torch.tensor([6.0, 12.0]), "H @ v")
     unchanged(call, "f", "x", "v")
 
 
-def test_jacobian_rows_small(submission):
+def test_jacobian_rows_small(student):
     """f(x) = [2 x0, x2 ** 2] at x = [1, 2, 3]: the Jacobian is [[2, 0, 0], [0, 0, 6]], one row per output.
     f(x) = [2 x0, x2 ** 2]，x = [1, 2, 3]：雅可比矩阵为 [[2, 0, 0], [0, 0, 6]]，每个输出一行。"""
     x = torch.tensor([1.0, 2.0, 3.0])
-    call = submission.call("jacobian_rows", Fn("ends"), x)
+    call = student.call("jacobian_rows", Fn("ends"), x)
     want = torch.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 6.0]])
     close(result_tensor(call, returned(call), "the Jacobian", like=x, shape=(2, 3)), want, "the Jacobian")
     unchanged(call, "f", "x")
 
 
-def test_partial_grads_docstring(submission):
+def test_partial_grads_docstring(student):
     """The examples in partial_grads's docstring give what they show (python -m doctest, on your code).
     partial_grads 文档字符串中的示例给出其中写明的结果。"""
-    docstring_examples(submission, "partial_grads")
+    docstring_examples(student, "partial_grads")
 
 
-def test_nth_derivative_docstring(submission):
+def test_nth_derivative_docstring(student):
     """The examples in nth_derivative's docstring give what they show (python -m doctest, on your code).
     nth_derivative 文档字符串中的示例给出其中写明的结果。"""
-    docstring_examples(submission, "nth_derivative")
+    docstring_examples(student, "nth_derivative")
 
 
-def test_hvp_docstring(submission):
+def test_hvp_docstring(student):
     """The examples in hvp's docstring give what they show (python -m doctest, on your code).
     hvp 文档字符串中的示例给出其中写明的结果。"""
-    docstring_examples(submission, "hvp")
+    docstring_examples(student, "hvp")
 
 
-def test_jacobian_rows_docstring(submission):
+def test_jacobian_rows_docstring(student):
     """The examples in jacobian_rows's docstring give what they show (python -m doctest, on your code).
     jacobian_rows 文档字符串中的示例给出其中写明的结果。"""
-    docstring_examples(submission, "jacobian_rows")
+    docstring_examples(student, "jacobian_rows")
 
 
-def test_partial_grads_zeros_for_unused(submission):
+def test_partial_grads_zeros_for_unused(student):
     """An input f does not use gets a zero gradient (never None, never an error), also when f uses neither.
     f 没用到的输入梯度为全零（不能是 None，也不能报错），f 两个输入都不用时也是如此。"""
     x, y = torch.tensor([1.0, 2.0]), torch.tensor([0.5, 0.25, 1.0])
-    call = submission.call("partial_grads", Fn("ignores_y"), x, y)
+    call = student.call("partial_grads", Fn("ignores_y"), x, y)
     dx, dy = returned(call, tuple, 2)
     close(result_tensor(call, dx, "df/dx", like=x), torch.tensor([2.0, 4.0]), "df/dx")
     close(result_tensor(call, dy, "df/dy", like=y), torch.zeros(3), "df/dy")
-    call = submission.call("partial_grads", Fn("ignores_both"), x, y)
+    call = student.call("partial_grads", Fn("ignores_both"), x, y)
     dx, dy = returned(call, tuple, 2, errors={"does not require grad": "constant_f"})
     close(result_tensor(call, dx, "df/dx", like=x), torch.zeros(2), "df/dx")
     close(result_tensor(call, dy, "df/dy", like=y), torch.zeros(3), "df/dy")
     unchanged(call, "f", "x", "y")
 
 
-def test_nth_derivative_edge_cases(submission):
+def test_nth_derivative_edge_cases(student):
     """f = s * t + 2 with a learnable s: the first derivative requires grad through s only, so the second is
     zeros (allow_unused=True, None as zeros); n = -1 raises ValueError.
     f = s * t + 2（s 可学习）：一阶导数只通过 s 需要梯度，二阶导数为全零（allow_unused=True，None 视为零）；n = -1 抛出 ValueError。"""
     x = torch.tensor([1.0, 2.0])
-    call = submission.call("nth_derivative", Fn("learnable_linear"), x, 2)
+    call = student.call("nth_derivative", Fn("learnable_linear"), x, 2)
     close(result_tensor(call, returned(call), "derivative 2", like=x), torch.zeros(2), "derivative 2")
-    raised(submission.call("nth_derivative", Fn("sin"), x, -1), "ValueError", mistake="negative_n_accepted")
+    raised(student.call("nth_derivative", Fn("sin"), x, -1), "ValueError", mistake="negative_n_accepted")
 
 
-def test_hvp_zeros_for_linear_f(submission):
+def test_hvp_zeros_for_linear_f(student):
     """For a linear or a constant f, H @ v is zeros: never None, never an error.
     f 为线性函数或常数时 H @ v 为全零：不能是 None，也不能报错。"""
     x, v = torch.tensor([1.0, 2.0]), torch.tensor([1.0, 1.0])
     for f in ("sum_linear", "scalar_constant"):
-        call = submission.call("hvp", Fn(f), x, v)
+        call = student.call("hvp", Fn(f), x, v)
         value = returned(call, errors={"does not require grad": "linear_f", "not have been used": "linear_f"})
         close(result_tensor(call, value, "H @ v", like=x), torch.zeros(2), "H @ v")
 
 
-def test_jacobian_rows_zeros_and_float64(submission):
+def test_jacobian_rows_zeros_and_float64(student):
     """A constant f gives a (m, n) matrix of zeros; a float64 x gives a float64 Jacobian.
     常数函数得到 (m, n) 的全零矩阵；float64 的 x 得到 float64 的雅可比矩阵。"""
     x = torch.tensor([1.0, 2.0, 3.0])
-    call = submission.call("jacobian_rows", Fn("constant_vector"), x)
+    call = student.call("jacobian_rows", Fn("constant_vector"), x)
     close(result_tensor(call, returned(call), "the Jacobian", like=x, shape=(2, 3)), torch.zeros(2, 3), "the Jacobian")
     x = x.double()
-    call = submission.call("jacobian_rows", Fn("ends"), x)
+    call = student.call("jacobian_rows", Fn("ends"), x)
     want = torch.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 6.0]])
     close(result_tensor(call, returned(call), "the Jacobian", like=x, shape=(2, 3)), want, "the Jacobian")

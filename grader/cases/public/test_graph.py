@@ -5,24 +5,24 @@ import torch
 from grader.cases.kit import Fail, Graph, close, docstring_examples, result_tensor, returned, tensor, unchanged
 
 
-def test_graph_node_counts_lecture(submission):
+def test_graph_node_counts_lecture(student):
     """The lecture's graph y = (w + x) * (w + 1): one Mul, two Adds, and w's AccumulateGrad, counted once
     although two paths reach it. Follow grad_fn.next_functions and skip None entries.
     课上的计算图 y = (w + x) * (w + 1)：一个 Mul、两个 Add，以及 w 的 AccumulateGrad（两条路径到达，只计一次）。
     沿 grad_fn.next_functions 遍历并跳过 None。"""
-    call = submission.call("graph_node_counts", Graph("lecture", (torch.tensor([1.0]), torch.tensor([2.0]))))
+    call = student.call("graph_node_counts", Graph("lecture", (torch.tensor([1.0]), torch.tensor([2.0]))))
     counts = returned(call, dict)
     expected = {"MulBackward0": 1, "AddBackward0": 2, "AccumulateGrad": 1}
     if counts != expected:
         raise Fail("wrong node counts / 节点计数不对", f"got {counts}, expected {expected}")
 
 
-def test_make_leaf_lecture(submission):
+def test_make_leaf_lecture(student):
     """make_leaf returns a new leaf that requires grad, with the same values, dtype and device, sharing
     no storage with t; t itself is not changed.
     make_leaf 返回一个新的、requires_grad=True 的叶子张量，数值、dtype、设备与 t 相同，且不与 t 共享存储；t 本身不变。"""
     t = torch.tensor([1.0, 2.0])
-    call = submission.call("make_leaf", t)
+    call = student.call("make_leaf", t)
     leaf = tensor(returned(call), "the leaf", shape=(2,), dtype=torch.float32, device=call.device, detached=False)
     if not (leaf.requires_grad and leaf.is_leaf):
         raise Fail(f"the result must be a leaf with requires_grad=True (got requires_grad={leaf.requires_grad}, "
@@ -33,7 +33,7 @@ def test_make_leaf_lecture(submission):
     unchanged(call, "t")
 
 
-def test_intermediate_grads_small(submission):
+def test_intermediate_grads_small(student):
     """z = x @ w + b = [2, -2], a = relu(z) = [2, 0], loss = mean((a - 1) ** 2) = 1: dloss/da = [1, -1], and
     relu passes no gradient where z < 0, so dloss/dz = [1, 0]. Call retain_grad() on z and a before backward,
     or their .grad stays None.
@@ -41,7 +41,7 @@ def test_intermediate_grads_small(submission):
     relu 在 z < 0 处不传递梯度，所以 dloss/dz = [1, 0]。backward 之前要对 z 和 a 调用 retain_grad()，
     否则它们的 .grad 是 None。"""
     x, w, b = torch.tensor([[1.0, 2.0]]), torch.tensor([[1.0, -1.0], [0.5, 1.0]]), torch.tensor([0.0, -3.0])
-    call = submission.call("intermediate_grads", x, w, b)
+    call = student.call("intermediate_grads", x, w, b)
     grads = returned(call, dict)
     expected = {"z": [[1.0, 0.0]], "a": [[1.0, -1.0]], "w": [[1.0, 0.0], [2.0, 0.0]], "b": [1.0, 0.0]}
     for key, want in expected.items():
@@ -50,12 +50,12 @@ def test_intermediate_grads_small(submission):
     unchanged(call, "x", "w", "b")
 
 
-def test_dynamic_doubling_lecture(submission):
+def test_dynamic_doubling_lecture(student):
     """a = [0.5, -0.25, 1.0]: b = 2a, then the loop doubles b 9 times until its norm reaches 1000; the sum is
     positive, so c = b and dc/da = 2 ** 10 for every element.
     a = [0.5, -0.25, 1.0]：b = 2a，循环把 b 加倍 9 次直到范数达到 1000；和为正，所以 c = b，每个元素的梯度都是 2 ** 10。"""
     a = torch.tensor([0.5, -0.25, 1.0])
-    call = submission.call("dynamic_doubling", a)
+    call = student.call("dynamic_doubling", a)
     c, grad, steps = returned(call, tuple, 3)
     close(result_tensor(call, c, "c", like=a), torch.tensor([512.0, -256.0, 1024.0]), "c")
     close(result_tensor(call, grad, "grad", like=a), torch.full((3,), 1024.0), "grad")
@@ -64,35 +64,35 @@ def test_dynamic_doubling_lecture(submission):
     unchanged(call, "a")
 
 
-def test_graph_node_counts_docstring(submission):
+def test_graph_node_counts_docstring(student):
     """The examples in graph_node_counts's docstring give what they show (python -m doctest, on your code).
     graph_node_counts 文档字符串中的示例给出其中写明的结果。"""
-    docstring_examples(submission, "graph_node_counts")
+    docstring_examples(student, "graph_node_counts")
 
 
-def test_make_leaf_docstring(submission):
+def test_make_leaf_docstring(student):
     """The examples in make_leaf's docstring give what they show (python -m doctest, on your code).
     make_leaf 文档字符串中的示例给出其中写明的结果。"""
-    docstring_examples(submission, "make_leaf")
+    docstring_examples(student, "make_leaf")
 
 
-def test_intermediate_grads_docstring(submission):
+def test_intermediate_grads_docstring(student):
     """The examples in intermediate_grads's docstring give what they show (python -m doctest, on your code).
     intermediate_grads 文档字符串中的示例给出其中写明的结果。"""
-    docstring_examples(submission, "intermediate_grads")
+    docstring_examples(student, "intermediate_grads")
 
 
-def test_dynamic_doubling_docstring(submission):
+def test_dynamic_doubling_docstring(student):
     """The examples in dynamic_doubling's docstring give what they show (python -m doctest, on your code).
     dynamic_doubling 文档字符串中的示例给出其中写明的结果。"""
-    docstring_examples(submission, "dynamic_doubling")
+    docstring_examples(student, "dynamic_doubling")
 
 
-def test_intermediate_grads_float64(submission):
+def test_intermediate_grads_float64(student):
     """The small example in float64: the gradients come back in float64, the arguments' dtype.
     float64 下的小例子：返回的梯度也是 float64，与参数的 dtype 相同。"""
     x, w, b = (torch.tensor(v, dtype=torch.float64) for v in ([[1.0, 2.0]], [[1.0, -1.0], [0.5, 1.0]], [0.0, -3.0]))
-    call = submission.call("intermediate_grads", x, w, b)
+    call = student.call("intermediate_grads", x, w, b)
     grads = returned(call, dict)
     expected = {"z": [[1.0, 0.0]], "a": [[1.0, -1.0]], "w": [[1.0, 0.0], [2.0, 0.0]], "b": [1.0, 0.0]}
     for key, want in expected.items():
