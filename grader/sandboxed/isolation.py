@@ -121,6 +121,11 @@ def unshare_for_worker(plan: SandboxPlan) -> None:
 
 def enter(plan: SandboxPlan, limits: Limits, workdir: str | None = None) -> str:
     """Isolate the current process (the worker) and return its private work directory."""
+    # A session and process group of its own, before anything else: the worker's parent (the
+    # first child) must not be in the group a worker names with kill(0, ...) or killpg. In a
+    # user namespace the parent has the worker's user id, so such a signal would reach it; and
+    # in a new PID namespace getppid() is 0, so "kill my parent" is that same kill(0, ...).
+    os.setsid()
     if plan.mode == "process":
         workdir = workdir or make_workdir(plan)
         os.chdir(workdir)
