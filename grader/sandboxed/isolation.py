@@ -238,11 +238,32 @@ def _set_limits(plan: SandboxPlan, limits: Limits) -> None:
     cap(resource.RLIMIT_NOFILE, limits.open_files)
     cap(resource.RLIMIT_CPU, limits.cpu_s)
     if plan.worker_uid is not None or plan.mode == "user-namespaces":
-        # Counted per user id: only safe where the worker has a user id of its own.
+        # Counted per user id (and per user namespace): the worker's own.
         cap(resource.RLIMIT_NPROC, limits.processes)
+    elif os.geteuid() != 0 and sys.platform.startswith("linux"):
+        # The grader's user id, whose other processes (threads included) count too: the worker's
+        # own tasks may number `processes`, as with a user id of its own, beyond what the user
+        # runs besides. Never for root, whom the kernel does not limit.
+        others = tasks_of_user(os.getuid()) - len(os.listdir("/proc/self/task"))
+        cap(resource.RLIMIT_NPROC, others + limits.processes)
     if plan.device == "cpu" and hasattr(resource, "RLIMIT_AS"):
         # CUDA reserves huge address ranges, so the address-space cap is for CPU workers only.
         cap(resource.RLIMIT_AS, current_address_space() + limits.memory_mb * MiB)
+
+
+def tasks_of_user(uid: int) -> int:
+    """How many tasks (processes and their threads, as RLIMIT_NPROC counts) run under `uid`."""
+    count = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/status") as f:
+                    fields = dict(line.split(":", 1) for line in f if line.startswith(("Uid:", "Threads:")))
+                if int(fields["Uid"].split()[0]) == uid:
+                    count += int(fields["Threads"])
+            except (OSError, ValueError, KeyError):
+                pass
+    return count
 
 
 def current_address_space() -> int:
