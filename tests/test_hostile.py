@@ -27,7 +27,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-import yaml
 
 import hostile_corpus as hc
 from grader import catalog
@@ -35,11 +34,10 @@ from grader.host import results
 from grader.host.runner import Engine, Options, grade_many
 from grader.protocol.limits import Limits
 
-from conftest import SOLUTIONS, scores
+from conftest import FULL_MARKS, SOLUTIONS, scores
 
 ALL = [e.name for e in catalog.load().exercises]
-HIDDEN_NAMES = sorted({t for e in yaml.safe_load((hc.ROOT / "grader/cases/points.yaml").read_text()).values()
-                       for t in (e.get("hidden") or {})})
+HIDDEN_NAMES = sorted({t.name for e in catalog.load().exercises for t in e.tests if t.folder == "hidden"})
 SOLUTION_LINES = sorted({line.strip() for p in SOLUTIONS.glob("*.py") for line in p.read_text().splitlines()
                          if len(line.strip()) >= 40} - {line.strip() for p in hc.STUBS.glob("*.py")
                                                          for line in p.read_text().splitlines()})
@@ -133,7 +131,7 @@ def assert_held(report: dict, targets=None, technique: str | None = None) -> Non
 def assert_next_graded(engine: Engine) -> None:
     """The run survives: the reference, graded right after, gets full marks."""
     report = engine.grade(SOLUTIONS, name="reference-after")
-    assert results.validate(report) == [] and report["score"] == report["max_score"] == 100
+    assert results.validate(report) == [] and report["score"] == report["max_score"] == FULL_MARKS
 
 
 def messages(report: dict, *exercises: str) -> str:
@@ -210,7 +208,7 @@ def test_worker_per_module_keeps_a_patched_torch_to_its_module(tmp_path):
         report = grade(e, "patch_torch_compare", tmp_path)
         assert_held(report)
         assert report["sandbox"]["workers"] == "one per module (6 started)"
-        assert e.grade(SOLUTIONS)["score"] == 100
+        assert e.grade(SOLUTIONS)["score"] == FULL_MARKS
     finally:
         e.close()
 
@@ -258,7 +256,7 @@ def test_patch_grader_metadata(engine, tmp_path):
 def test_print_flood(engine, tmp_path):
     report = grade(engine, "print_flood", tmp_path)
     assert_held(report)
-    assert report["score"] == 100
+    assert report["score"] == FULL_MARKS
     cap = hc.LIMITS["default"].output_kb * 1024
     assert len(report["output"]) <= cap + 200
     assert "more characters of output dropped" in report["output"]
@@ -272,7 +270,7 @@ def walked(output: str) -> dict[str, int]:
 
 
 def test_read_secrets(secrets_engine, secrets, tmp_path):
-    targets = [str(hc.ROOT / p) for p in ("grader/cases/hidden", "grader/cases/points.yaml", "solutions", "tests")]
+    targets = [str(hc.ROOT / p) for p in ("grader/cases/hidden", "grader/cases/course.yaml", "solutions", "tests")]
     targets += [str(secrets.secret_file), str(secrets.folder / "public_secret_canary.txt")]
     report = grade(secrets_engine, "read_secrets", tmp_path, TARGETS=repr(targets), WALK_ROOT="/")
     assert_held(report)
@@ -294,7 +292,7 @@ def test_read_secrets_in_the_process_sandbox(process_engine, secrets, tmp_path):
     walk is targeted: other checkouts of this project on a developer's machine are not the
     grader's to protect."""
     targets = [str(hc.ROOT / p) for p in ("grader/cases/hidden", "grader/cases/hidden/test_grad.py",
-                                          "grader/cases/points.yaml", "solutions", "solutions/grad.py", "tests")]
+                                          "grader/cases/course.yaml", "solutions", "solutions/grad.py", "tests")]
     targets.append(str(secrets.secret_file))
     public = str(hc.ROOT / "grader/cases/public/test_grad.py")
     report = grade(process_engine, "read_secrets", tmp_path, TARGETS=repr(targets + [public]), WALK_ROOT="")
@@ -315,7 +313,7 @@ def test_read_secrets_in_the_process_sandbox(process_engine, secrets, tmp_path):
 def test_read_secrets_from_an_installed_grader(tmp_path):
     """The grader installed outside /work and /tmp (as /autograder/source on Gradescope): its
     package is bound into the worker, the public tests with it, but not the hidden tests, the
-    points file that names them, or the solutions next to it."""
+    course file that names them, or the solutions next to it."""
     install = Path(tempfile.mkdtemp(prefix="autograd-lab-install-", dir="/var/tmp"))
     try:
         install.chmod(0o755)
@@ -323,7 +321,7 @@ def test_read_secrets_from_an_installed_grader(tmp_path):
         shutil.copytree(hc.ROOT / "grader", checkout / "grader", ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copytree(SOLUTIONS, checkout / "solutions")
         shutil.copy(hc.ROOT / "pyproject.toml", checkout)
-        targets = [str(checkout / p) for p in ("grader/cases/hidden", "grader/cases/points.yaml", "solutions")]
+        targets = [str(checkout / p) for p in ("grader/cases/hidden", "grader/cases/course.yaml", "solutions")]
         public = str(checkout / "grader/cases/public/test_grad.py")
         sub = hc.build("read_secrets", tmp_path / "read_secrets", TARGETS=repr(targets + [public]), WALK_ROOT="/")
         code = ("import json, sys; from grader.host.runner import Engine, Options; e = Engine(Options()); "
@@ -338,9 +336,9 @@ def test_read_secrets_from_an_installed_grader(tmp_path):
     output = report["output"]
     assert f"DENIED {checkout}/grader/cases/hidden" in output  # an empty mount, mode 000; or not granted by Landlock
     if namespaced(report):
-        assert f"READ {checkout}/grader/cases/points.yaml: 0 bytes" in output  # /dev/null bound over it
+        assert f"READ {checkout}/grader/cases/course.yaml: 0 bytes" in output  # /dev/null bound over it
     else:
-        assert f"DENIED {checkout}/grader/cases/points.yaml" in output
+        assert f"DENIED {checkout}/grader/cases/course.yaml" in output
     assert [name for name in HIDDEN_NAMES if name in output] == []
     assert [line for line in SOLUTION_LINES if line in output] == []
     assert f"READ {public}" in output and "test_hvp_small" in output  # the public tests next to them
@@ -572,13 +570,13 @@ def test_detached_child(tmp_path, sandbox):
 def test_threads_left_running(engine, tmp_path):
     report = grade(engine, "threads_left_running", tmp_path)
     assert_held(report)
-    assert report["score"] == 100
+    assert report["score"] == FULL_MARKS
 
 
 def test_forked_worker_copy(engine, tmp_path):
     report = grade(engine, "forked_worker_copy", tmp_path)
     assert_held(report)
-    assert report["score"] == 100
+    assert report["score"] == FULL_MARKS
 
 
 def test_signal_the_grader(engine, tmp_path):
@@ -639,15 +637,17 @@ def test_pickle_payload(engine, tmp_path):
 
 def test_sys_state(engine, tmp_path):
     report = grade(engine, "sys_state", tmp_path)
-    assert_held(report)  # 100, or (Landlock) grad.py's import refused its writes to /tmp
+    assert_held(report)  # full marks, or (Landlock) grad.py's import refused its writes to /tmp
     if hc.targets("sys_state", report["sandbox"]):
         assert "Permission denied: '/tmp/planted'" in messages(report, *hc.GRAD)
+    else:
+        assert report["score"] == FULL_MARKS
 
 
 def test_delete_own_files(engine, tmp_path):
     report = grade(engine, "delete_own_files", tmp_path)
     assert_held(report)
-    assert report["score"] == 100
+    assert report["score"] == FULL_MARKS
 
 
 # ============================================================================= untrusted files
@@ -663,7 +663,7 @@ def test_planted_conftest(engine, tmp_path):
 def test_planted_startup_files(engine, tmp_path):
     report = grade(engine, "planted_startup_files", tmp_path)
     assert_held(report)
-    assert report["score"] == 100 and "PLANTED" not in report.get("output", "")
+    assert report["score"] == FULL_MARKS and "PLANTED" not in report.get("output", "")
 
 
 def test_shadow_modules(engine, tmp_path):
@@ -671,7 +671,7 @@ def test_shadow_modules(engine, tmp_path):
     for submission in (folder, shutil.make_archive(str(tmp_path / "shadow_modules_zip"), "zip", folder)):
         report = engine.grade(submission, name="shadow_modules")
         assert_held(report)
-        assert report["score"] == 100 and "SHADOW" not in report.get("output", "")
+        assert report["score"] == FULL_MARKS and "SHADOW" not in report.get("output", "")
 
 
 def test_invalid_utf8(engine, tmp_path):

@@ -17,7 +17,7 @@ from grader.host.runner import Engine, Options
 from grader.protocol.limits import SandboxPlan
 from grader.sandboxed import confine
 
-from conftest import SOLUTIONS, STUBS, SUBMISSIONS, make_submission, scores
+from conftest import FULL_MARKS, SOLUTIONS, STUBS, SUBMISSIONS, make_submission, scores
 
 BACKENDS = ("root-namespaces", "user-namespaces", "process")
 
@@ -68,7 +68,7 @@ def test_honest_scores_are_the_same_in_every_backend(engine, process_engine, tmp
         strongest, process = engine.grade(sub), process_engine.grade(sub)
         assert process["sandbox"]["backend"] == "process"
         assert outcomes(strongest) == outcomes(process), sub.name
-        assert strongest["score"] == {"solutions": 100, "exercises": 0}.get(sub.name, strongest["score"])
+        assert strongest["score"] == {"solutions": FULL_MARKS, "exercises": 0}.get(sub.name, strongest["score"])
 
 
 def test_landlock_rules_leave_the_secrets_out(tmp_path):
@@ -77,19 +77,19 @@ def test_landlock_rules_leave_the_secrets_out(tmp_path):
     public = tmp_path / "package"
     (public / "cases" / "hidden").mkdir(parents=True)
     (public / "cases" / "public").mkdir()
-    for name in ("cases/points.yaml", "cases/kit.py", "cases/hidden/test_x.py", "cases/public/test_y.py", "cli.py"):
+    for name in ("cases/course.yaml", "cases/kit.py", "cases/hidden/test_x.py", "cases/public/test_y.py", "cli.py"):
         (public / name).write_text("x")
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (public / "cases" / "escape").symlink_to(outside)
     (public / "cases" / "inside").symlink_to(public / "cases" / "public")
     plan = SandboxPlan(mode="process", readonly_paths=[str(public), "/usr"],
-                       hidden_paths=[str(public / "cases" / "hidden"), str(public / "cases" / "points.yaml")])
+                       hidden_paths=[str(public / "cases" / "hidden"), str(public / "cases" / "course.yaml")])
     granted = {path for path, _ in confine.readable(plan)}
     assert {str(public / n) for n in ("cli.py", "cases/kit.py", "cases/public")} <= granted
     assert "/usr" in granted and "/proc" in granted and "/dev/null" in granted
     assert not [p for p in granted if p.startswith((str(public / "cases" / "hidden"), str(outside)))
-                or p in (str(public), str(public / "cases"), str(public / "cases" / "points.yaml"))]
+                or p in (str(public), str(public / "cases"), str(public / "cases" / "course.yaml"))]
 
 READS_CANARY = '''
 
@@ -132,7 +132,7 @@ def test_the_spawn_fallback_grades_like_the_zygote(monkeypatch, tmp_path):
     from grader.host import launcher, runner
 
     monkeypatch.setattr(runner, "make_launcher",
-                        lambda limits, device="cpu", **kw: launcher.SpawnLauncher(limits, device=device))
+                        lambda limits, course, device="cpu", **kw: launcher.SpawnLauncher(limits, course, device=device))
     engine = runner.Engine(Options())
     try:
         broken = (SOLUTIONS / "grad.py").read_text() + "\ndef hvp(f, x, v):\n    return x * 0\n"
@@ -140,5 +140,5 @@ def test_the_spawn_fallback_grades_like_the_zygote(monkeypatch, tmp_path):
         wrong = engine.grade(make_submission(tmp_path / "wrong", {"grad.py": broken}))
     finally:
         engine.close()
-    assert reference["score"] == 100 and reference["sandbox"]["backend"] == "spawn"
+    assert reference["score"] == FULL_MARKS and reference["sandbox"]["backend"] == "spawn"
     assert {name for name, score in scores(wrong).items() if score < 5 + 5 * (name == "SmoothAbs")} == {"hvp"}
