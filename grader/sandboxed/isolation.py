@@ -299,14 +299,15 @@ def kill_descendants(rounds: int = 200) -> int:
     """Kill every process below this one and reap it; returns how many were killed.
 
     Meant for a child subreaper (PR_SET_CHILD_SUBREAPER): whatever the worker started, detached
-    with setsid and a double fork or not, is re-parented here when its parent dies, so killing
-    the children round after round reaches all of them."""
+    with setsid and a double fork or not, is re-parented here when its parent dies. Each round
+    kills the whole tree below, not only the children: a fork bomb's grandchildren would
+    otherwise fork again into the slots their killed parents freed, round after round."""
     import signal
     import time
 
     killed = 0
     for _ in range(rounds):
-        pids = children(os.getpid())
+        pids = descendants(os.getpid())
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -323,6 +324,15 @@ def kill_descendants(rounds: int = 200) -> int:
             return killed
         time.sleep(0.005)
     return killed
+
+
+def descendants(pid: int) -> list[int]:
+    """The pids of every process below `pid`, parents before their children."""
+    found, frontier = [], [pid]
+    while frontier:
+        frontier = [child for parent in frontier for child in children(parent)]
+        found += frontier
+    return found
 
 
 def children(pid: int) -> list[int]:
