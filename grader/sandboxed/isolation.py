@@ -295,18 +295,21 @@ def _write(path: str, text: str) -> None:
         f.write(text)
 
 
-def kill_descendants(rounds: int = 200) -> int:
+def kill_descendants(seconds: float = 4.0) -> int:
     """Kill every process below this one and reap it; returns how many were killed.
 
     Meant for a child subreaper (PR_SET_CHILD_SUBREAPER): whatever the worker started, detached
     with setsid and a double fork or not, is re-parented here when its parent dies. Each round
     kills the whole tree below, not only the children: a fork bomb's grandchildren would
-    otherwise fork again into the slots their killed parents freed, round after round."""
+    otherwise fork again into the slots their killed parents freed, round after round. It keeps
+    on for `seconds` (the host waits 5 for its report): on a loaded machine 64 killed forks of a
+    torch process take a second or more to exit."""
     import signal
     import time
 
     killed = 0
-    for _ in range(rounds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
         pids = descendants(os.getpid())
         for pid in pids:
             try:
