@@ -113,7 +113,7 @@ class Corpus:
                 if after["score"] != 100:
                     problems.append("the next submission was not graded in full")
             else:
-                problems += hc.held(report, t.targets, ALL)
+                problems += hc.held(report, hc.targets(t, report["sandbox"]), ALL)
             problems += [f"leaked {x}" for x in self.leaks(report)]
         if hc.processes_named(comm):
             problems.append("processes left behind")

@@ -13,6 +13,7 @@ import stat
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from grader import catalog
 from grader.protocol.limits import Limits
@@ -46,6 +47,9 @@ class Technique:
     kind: str = "folder"  # "folder" or "zip"
     sandbox: str | None = None  # None: the strongest this machine allows; "process"
     extra: dict = field(default_factory=dict, hash=False, compare=False)
+    # The targets in the process sandbox (no namespaces), from the score file's sandbox block,
+    # where they differ: some attacks land on their own code there. None: `targets` everywhere.
+    in_process: Callable[[dict], tuple[str, ...]] | None = field(default=None, hash=False, compare=False)
 
 
 T = Technique
@@ -111,7 +115,8 @@ TECHNIQUES: list[Technique] = [
     T("signal_handlers", "SIGTERM/SIGINT/SIGALRM/... ignored, then an endless loop", ("hvp",),
       "hvp 0 (timeout: SIGKILL cannot be ignored); others full", engine="tight"),
     T("sys_state", "cwd, sys.path, sys.meta_path, sys.modules changed for later imports", (),
-      "honest score (100)"),
+      "honest score (100); in the process sandbox with Landlock its writes to /tmp at import are refused: "
+      "grad.py 0", in_process=lambda sandbox: GRAD if "Landlock" in sandbox["filesystem"] else ()),
     T("delete_own_files", "its module files deleted or rewritten at import", (), "honest score (100)"),
     T("budget_exhaustion", "many slow calls in four modules, each under the call limit", GRAD + GRAPH + BACKWARD
       + ACCUMULATION, "time charged stops at the submission budget; later exercises 'no time left'; the next "
@@ -122,6 +127,10 @@ TECHNIQUES: list[Technique] = [
       "honest score (100)"),
     T("signal_the_grader", "SIGSTOP/SIGKILL to the parent, pid 1, every pid, kill(-1)", (),
       "the run survives; honest score"),
+    T("kill_parent_in_call", "SIGKILL to its parent and its process group from intermediate_grads (issue 18)", (),
+      "nothing but the worker can be hit: in a PID namespace it survives (honest score), in the process "
+      "sandbox it kills itself (intermediate_grads 0); every other exercise full",
+      in_process=lambda sandbox: ("intermediate_grads",)),
     T("zip_traversal", "archive members with '..'", GRAD, "rejected with a message; grad.py 0; nothing written",
       kind="zip"),
     T("zip_absolute_path", "archive members with absolute and drive paths", GRAD,
@@ -354,6 +363,14 @@ def processes_named(comm: str) -> list[int]:
 
 def scores(report: dict) -> dict[str, float]:
     return {e["name"]: e["score"] for e in report["exercises"]}
+
+
+def targets(technique: Technique | str, sandbox: dict) -> tuple[str, ...]:
+    """The exercises `technique` must cost, graded in the sandbox a score file's block describes."""
+    t = BY_NAME[technique] if isinstance(technique, str) else technique
+    if sandbox.get("backend") == "process" and t.in_process is not None:
+        return t.in_process(sandbox)
+    return t.targets
 
 
 def held(report: dict, targets: tuple[str, ...], all_exercises: list[str]) -> list[str]:

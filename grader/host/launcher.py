@@ -354,9 +354,15 @@ def describe_sandbox(plan: SandboxPlan, limits: Limits) -> dict:
         user = "root of a new user namespace (the grader's user outside), no capabilities, no_new_privs"
     else:
         user = "the grader's own user (no root to drop from)"
+    confined = set(plan.confined)
     if isolated:
         filesystem = ("private root: system and Python directories and the grader's public modules, "
                       "read-only; hidden tests and points covered; its own empty /tmp and /work")
+    elif "files" in confined:
+        filesystem = ("the machine's own, confined by Landlock: read-only beneath the system and Python "
+                      "directories and the grader's public modules, the secret paths (hidden tests, points, "
+                      "solutions, what --hide names) left out; read-write only in its own folder; no access "
+                      "to other processes' memory or environment")
     elif own_uid:
         filesystem = (f"the machine's own, seen as uid {plan.worker_uid}; the secret paths (hidden tests, points, "
                       "solutions, and what --hide names: `grader grade` adds the submissions and the output "
@@ -365,16 +371,24 @@ def describe_sandbox(plan: SandboxPlan, limits: Limits) -> dict:
         filesystem = "not isolated: the worker can read what the grader's user can"
     # RLIMIT_NPROC counts per user id, and never for root: a user namespace made by root maps the
     # worker to root outside, so only a worker with a user id of its own (or a user's) is limited.
-    nproc = own_uid or (plan.mode == "user-namespaces" and os.geteuid() != 0)
+    nproc = own_uid or os.geteuid() != 0
+    shared_nproc = not own_uid and plan.mode == "process" and os.geteuid() != 0
     cpu = plan.device == "cpu"
+    if isolated:
+        processes = "a PID namespace of its own: whatever it starts dies with it; it can signal nothing outside it"
+    else:
+        processes = "its parent is a child subreaper that kills whatever it leaves behind; " + (
+            "Landlock lets it signal only itself and what it starts" if "signals" in confined else
+            "as a user of its own it cannot signal the grader" if own_uid else
+            "it can signal the grader's processes (same user, and no Landlock scoping on this kernel)")
     return {
         "backend": plan.mode,
-        "network": ("none: an empty network namespace" if isolated
-                    else "not isolated: no network namespace on this machine"),
+        "network": ("none: an empty network namespace" if isolated else
+                    "none: a seccomp filter refuses every socket but Unix ones" if "network" in confined else
+                    "not isolated: no network namespace on this machine"),
         "user": user,
         "filesystem": filesystem,
-        "processes": ("a PID namespace of its own: whatever it starts dies with it" if isolated else
-                      "its parent is a child subreaper that kills whatever it leaves behind"),
+        "processes": processes,
         "processes_limit": limits.processes if nproc else None,
         "memory_limit_mb": limits.memory_mb if cpu else None,
         "memory": (f"{limits.memory_mb} MB above its start: per process by RLIMIT_AS, for all its processes "
@@ -386,7 +400,10 @@ def describe_sandbox(plan: SandboxPlan, limits: Limits) -> dict:
         "environment": "cleared: only PATH, HOME, LANG, TMPDIR and thread settings",
         "notes": list(plan.notes) + ([] if nproc else [
             "no process-count limit: RLIMIT_NPROC counts per user id (never for root), and the worker "
-            "shares the grader's"]),
+            "shares the grader's"]) + ([
+            f"the process-count limit is shared: the worker has the grader's user id, so its {limits.processes} "
+            f"processes are counted beyond what that user ran besides when it started, and a process the "
+            f"user ends or starts meanwhile moves its limit"] if shared_nproc else []),
     }
 
 

@@ -43,6 +43,9 @@ class SandboxPlan:
     worker_uid: int | None = None
     worker_gid: int | None = None
     device: str = "cpu"
+    # The process sandbox only: what Landlock and seccomp confine the worker by on this kernel
+    # ("files", "signals", "network"; see grader.sandboxed.confine).
+    confined: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:

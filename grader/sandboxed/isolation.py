@@ -121,6 +121,11 @@ def unshare_for_worker(plan: SandboxPlan) -> None:
 
 def enter(plan: SandboxPlan, limits: Limits, workdir: str | None = None) -> str:
     """Isolate the current process (the worker) and return its private work directory."""
+    # A session and process group of its own, before anything else: the worker's parent (the
+    # first child) must not be in the group a worker names with kill(0, ...) or killpg. In a
+    # user namespace the parent has the worker's user id, so such a signal would reach it; and
+    # in a new PID namespace getppid() is 0, so "kill my parent" is that same kill(0, ...).
+    os.setsid()
     if plan.mode == "process":
         workdir = workdir or make_workdir(plan)
         os.chdir(workdir)
@@ -233,11 +238,32 @@ def _set_limits(plan: SandboxPlan, limits: Limits) -> None:
     cap(resource.RLIMIT_NOFILE, limits.open_files)
     cap(resource.RLIMIT_CPU, limits.cpu_s)
     if plan.worker_uid is not None or plan.mode == "user-namespaces":
-        # Counted per user id: only safe where the worker has a user id of its own.
+        # Counted per user id (and per user namespace): the worker's own.
         cap(resource.RLIMIT_NPROC, limits.processes)
+    elif os.geteuid() != 0 and sys.platform.startswith("linux"):
+        # The grader's user id, whose other processes (threads included) count too: the worker's
+        # own tasks may number `processes`, as with a user id of its own, beyond what the user
+        # runs besides. Never for root, whom the kernel does not limit.
+        others = tasks_of_user(os.getuid()) - len(os.listdir("/proc/self/task"))
+        cap(resource.RLIMIT_NPROC, others + limits.processes)
     if plan.device == "cpu" and hasattr(resource, "RLIMIT_AS"):
         # CUDA reserves huge address ranges, so the address-space cap is for CPU workers only.
         cap(resource.RLIMIT_AS, current_address_space() + limits.memory_mb * MiB)
+
+
+def tasks_of_user(uid: int) -> int:
+    """How many tasks (processes and their threads, as RLIMIT_NPROC counts) run under `uid`."""
+    count = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/status") as f:
+                    fields = dict(line.split(":", 1) for line in f if line.startswith(("Uid:", "Threads:")))
+                if int(fields["Uid"].split()[0]) == uid:
+                    count += int(fields["Threads"])
+            except (OSError, ValueError, KeyError):
+                pass
+    return count
 
 
 def current_address_space() -> int:
@@ -269,18 +295,22 @@ def _write(path: str, text: str) -> None:
         f.write(text)
 
 
-def kill_descendants(rounds: int = 200) -> int:
+def kill_descendants(seconds: float = 4.0) -> int:
     """Kill every process below this one and reap it; returns how many were killed.
 
     Meant for a child subreaper (PR_SET_CHILD_SUBREAPER): whatever the worker started, detached
-    with setsid and a double fork or not, is re-parented here when its parent dies, so killing
-    the children round after round reaches all of them."""
+    with setsid and a double fork or not, is re-parented here when its parent dies. Each round
+    kills the whole tree below, not only the children: a fork bomb's grandchildren would
+    otherwise fork again into the slots their killed parents freed, round after round. It keeps
+    on for `seconds` (the host waits 5 for its report): on a loaded machine 64 killed forks of a
+    torch process take a second or more to exit."""
     import signal
     import time
 
     killed = 0
-    for _ in range(rounds):
-        pids = children(os.getpid())
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        pids = descendants(os.getpid())
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -297,6 +327,15 @@ def kill_descendants(rounds: int = 200) -> int:
             return killed
         time.sleep(0.005)
     return killed
+
+
+def descendants(pid: int) -> list[int]:
+    """The pids of every process below `pid`, parents before their children."""
+    found, frontier = [], [pid]
+    while frontier:
+        frontier = [child for parent in frontier for child in children(parent)]
+        found += frontier
+    return found
 
 
 def children(pid: int) -> list[int]:

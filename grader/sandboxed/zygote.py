@@ -34,7 +34,7 @@ from multiprocessing.connection import Connection
 
 from grader.protocol.limits import Limits, SandboxPlan
 from grader.protocol.messages import SpawnReply, ZygoteHello, ZygoteOp
-from grader.sandboxed import isolation
+from grader.sandboxed import confine, isolation
 from grader.sandboxed.isolation import clean_environment
 
 
@@ -120,6 +120,13 @@ def choose_plan(config: dict) -> SandboxPlan:
         notes.append(f"{mode} unavailable: {problem}")
     plan = SandboxPlan(mode="process", **base, notes=notes)
     plan.worker_uid = plan.worker_gid = uid
+    plan.confined = confine.available()
+    if plan.confined:
+        confine.prepare(plan)
+        problem = _try_plan(plan, Limits(**config["limits"]))
+        if problem is not None:
+            notes.append(f"Landlock and seccomp unavailable: {problem}")
+            plan.confined = []
     if uid is not None:
         # The worker sees the machine's file system as a user of its own: make the secrets
         # unreadable to it, as one would with chmod o= (Gradescope's advice).
@@ -180,22 +187,12 @@ def _lock_folder() -> str | None:
 
 
 def _uid_has_processes(uid: int) -> bool:
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/status") as f:
-                    for line in f:
-                        if line.startswith("Uid:"):
-                            if int(line.split()[1]) == uid:
-                                return True
-                            break
-            except (OSError, ValueError):
-                pass
-    return False
+    return isolation.tasks_of_user(uid) > 0
 
 
 def _try_plan(plan: SandboxPlan, limits: Limits) -> str | None:
     read_fd, write_fd = os.pipe()
+    workdir = isolation.make_workdir(plan) if plan.mode == "process" else None
     pid = os.fork()
     if pid == 0:
         os.close(read_fd)
@@ -204,7 +201,7 @@ def _try_plan(plan: SandboxPlan, limits: Limits) -> str | None:
             inner = os.fork()
             if inner == 0:
                 try:
-                    isolation.enter(plan, limits)
+                    confine.confine(plan, isolation.enter(plan, limits, workdir))
                     os._exit(0)
                 except BaseException as exc:
                     os.write(write_fd, str(exc).encode()[:500])
@@ -216,6 +213,8 @@ def _try_plan(plan: SandboxPlan, limits: Limits) -> str | None:
             os._exit(1)
     os.close(write_fd)
     _, status = os.waitpid(pid, 0)
+    if workdir is not None:
+        shutil.rmtree(workdir, ignore_errors=True)
     with os.fdopen(read_fd, "rb") as f:
         problem = f.read().decode(errors="replace")
     return None if status == 0 else (problem or f"status {status}")
@@ -285,6 +284,7 @@ def _worker_main(plan: SandboxPlan, limits: Limits, conn_fd: int, out_fd: int, w
                                                    errors="backslashreplace", write_through=True)
                                   for fd in (1, 2))
         workdir = isolation.enter(plan, limits, workdir)
+        confine.confine(plan, workdir)
         os.closerange(3, conn_fd)
         os.closerange(conn_fd + 1, 65536)
         os.environ.clear()
