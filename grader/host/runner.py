@@ -4,12 +4,14 @@
 each gets a fresh worker and one pytest session over the test cases. `grade_many` runs one
 engine per CPU core (or one per Dask worker process: `grade_task`, sent by
 `grader.host.distributed`), writes every score file as soon as its submission is done, shows
-progress, and can resume an interrupted run.
+progress, and can resume an interrupted run. The run's lifetime (the score folder's lock, stop
+signals, pool processes that end with the grading process) is `grader.host.lifecycle`'s.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 import traceback
@@ -17,7 +19,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from multiprocessing import current_process, get_context
+from multiprocessing import current_process, get_context, util
 from pathlib import Path
 
 import pytest
@@ -25,8 +27,8 @@ import torch
 
 import grader
 from grader import catalog as catalog_module
-from grader.errors import GraderError
-from grader.host import intake, results, scoring
+from grader.errors import GraderError, RunStopped
+from grader.host import intake, lifecycle, results, scoring
 from grader.host.launcher import describe_sandbox, make_launcher
 from grader.host.plugin import GradingPlugin, TestOutcome
 from grader.host.student_code import StudentCode
@@ -74,7 +76,7 @@ class Engine:
                                       extra_hidden=options.extra_hidden, force_mode=options.sandbox)
 
     def grade(self, path: str | os.PathLike, name: str | None = None) -> dict:
-        sub = intake.load(path)
+        sub = intake.load_present(path)
         if name:
             sub.name = name
         return self.grade_loaded(sub)
@@ -89,6 +91,8 @@ class Engine:
             exit_code = run_pytest(plugin, opts.folders)
         finally:
             student.close()
+        if exit_code == pytest.ExitCode.INTERRUPTED and lifecycle.received() is not None:
+            raise lifecycle.Interrupted(lifecycle.received())  # a stop signal, not this submission's doing
         if plugin.errors:
             raise GraderError("the test cases do not match points.yaml:\n  " + "\n  ".join(plugin.errors))
         scoring.withhold_points_without_work(plugin.outcomes.values(), self.catalog)
@@ -166,10 +170,21 @@ _engine: Engine | None = None
 
 
 def _init_pool_process(options: Options) -> None:
-    """Each pool process gets its own engine; its number keeps its workers' user ids apart."""
+    """Each pool process gets its own engine; its number keeps its workers' user ids apart. The
+    engine is closed when the process ends, whether the pool shuts down, the grading process
+    stops it (SIGTERM) or the grading process dies (`lifecycle.become_pool_process`)."""
     global _engine
+    lifecycle.become_pool_process(_close_engine)
     identity = current_process()._identity
     _engine = Engine(options, slot=identity[-1] if identity else os.getpid())
+    util.Finalize(None, _close_engine, exitpriority=100)
+
+
+def _close_engine() -> None:
+    global _engine
+    engine, _engine = _engine, None
+    if engine is not None:
+        engine.close()
 
 
 def _grade_in_pool(path: str, name: str) -> dict:
@@ -200,24 +215,48 @@ def unique_names(paths: list[str]) -> list[str]:
 
 
 @dataclass
+class Vanished:
+    """A submission that was gone when its turn came (`intake.SubmissionVanished`): no score file."""
+    submission: str
+    message: str
+
+
+@dataclass
 class RunSummary:
+    total: int = 0  # submissions the run was given
     written: list[Path] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     regraded: dict[str, str] = field(default_factory=dict)  # --resume: name -> why its score file was not kept
     reports: list[dict] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)
+    vanished: list[Vanished] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # for the person running it (a folder that cannot be locked)
+    summary_error: str = ""  # why summary.csv could not be written, if it could not
     seconds: float = 0.0
 
 
 def grade_many(paths: list[str], out_dir: Path, options: Options, workers: int = 1, resume: bool = False,
-               progress=None, dask: str | None = None) -> RunSummary:
+               progress=None, dask: str | None = None, out_lock: lifecycle.OutLock | None = None) -> RunSummary:
     """Grade every submission, writing DIR/<name>.json as each finishes and DIR/summary.csv at the end.
 
     `dask`: the address of a Dask scheduler ("local" starts a local cluster) to grade on instead
-    of this machine's processes."""
+    of this machine's processes. GraderError before anything is graded when DIR cannot be used
+    (a file, not writable, another run's); RunStopped when a stop signal or a fault of the
+    machine (a full disk) ends the run part-way: every score file written is complete, and the
+    submissions it lacks are graded by running again with `resume`. `out_lock`: DIR, claimed by
+    the caller (`lifecycle.claim_out`, which raises those GraderErrors) and released by the caller."""
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    summary = RunSummary()
+    lock = out_lock or lifecycle.claim_out(out_dir)
+    summary = RunSummary(total=len(paths), notes=[lock.warning] if lock.warning else [])
+    try:
+        with lifecycle.stop_on_signals():
+            return _grade_into(paths, out_dir, options, workers, resume, progress, dask, summary)
+    finally:
+        if out_lock is None:
+            lock.release()
+
+
+def _grade_into(paths, out_dir: Path, options: Options, workers: int, resume: bool, progress, dask,
+                summary: RunSummary) -> RunSummary:
     start = time.perf_counter()
     todo = []
     tests_sha256 = catalog_module.tests_sha256() if resume else None
@@ -234,14 +273,22 @@ def grade_many(paths: list[str], out_dir: Path, options: Options, workers: int =
         todo.append((path, name))
     progress = progress or (lambda report, done, total: None)
 
-    def finish(report: dict) -> None:
+    def finish(report: dict | Vanished) -> None:
+        if isinstance(report, Vanished):
+            summary.vanished.append(report)
+            return
         problems = results.validate_if_possible(report)
         if problems:
             raise GraderError(f"score file for {report['submission']} is invalid: {problems[:3]}")
-        summary.written.append(results.write_report(out_dir, report))
-        summary.reports.append(report)
+        try:
+            with lifecycle.writing():  # a stop signal waits until the file is in place and counted
+                summary.written.append(results.write_report(out_dir, report))
+                summary.reports.append(report)
+        except OSError as exc:
+            raise write_failure(exc, out_dir / results.score_file_name(report["submission"]), summary) from exc
         progress(report, len(summary.written), len(todo))
 
+    stopped: RunStopped | None = None
     try:
         if dask:
             from grader.host.distributed import grade_on_cluster
@@ -256,11 +303,30 @@ def grade_many(paths: list[str], out_dir: Path, options: Options, workers: int =
                 engine.close()
         else:
             _grade_in_processes(todo, options, workers, finish)
+    except KeyboardInterrupt as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        stopped = RunStopped(f"interrupted by {signal.Signals(signum).name}", summary, signum)
+    except RunStopped as exc:
+        stopped = exc
     finally:
-        if summary.reports:
-            results.write_atomic(out_dir / "summary.csv", results.summary_csv(summary.reports))
         summary.seconds = time.perf_counter() - start
+        if summary.reports:
+            try:
+                with lifecycle.writing():
+                    results.write_atomic(out_dir / "summary.csv", results.summary_csv(summary.reports))
+            except OSError as exc:
+                failure = write_failure(exc, out_dir / "summary.csv", summary)
+                summary.summary_error = str(failure)
+                stopped = stopped or failure
+    if stopped is not None:
+        raise stopped
     return summary
+
+
+def write_failure(exc: OSError, path: Path, summary: RunSummary) -> RunStopped:
+    """A file of the run could not be written: the run stops, saying why and what to do."""
+    what, remedy = lifecycle.write_error(exc)
+    return RunStopped(f"cannot write {path.name} in {path.parent} ({what})", summary, remedy=remedy)
 
 
 def stale(report: dict, source_sha256: str, options: Options, tests_sha256: str) -> str:
@@ -288,6 +354,8 @@ def grade_or_report(engine: Engine, source: str | os.PathLike | intake.Submissio
         if isinstance(source, intake.Submission):
             return engine.grade_loaded(source)
         return engine.grade(source, name=name)
+    except intake.SubmissionVanished as exc:
+        return Vanished(name, str(exc))
     except GraderError:
         raise
     except Exception:
@@ -324,7 +392,8 @@ def _pool_round(ctx, options: Options, size: int, items: list, finish) -> tuple[
                 broken, dead = [], False
                 while items and len(running) < size:
                     try:
-                        running[pool.submit(_grade_in_pool, *items[0])] = items[0]
+                        with lifecycle.signals_held():  # a process it starts gets them once it can stop cleanly
+                            running[pool.submit(_grade_in_pool, *items[0])] = items[0]
                     except BrokenProcessPool:  # it died since the last wait: nothing more goes in
                         dead = True
                         break
@@ -350,8 +419,20 @@ def _pool_round(ctx, options: Options, size: int, items: list, finish) -> tuple[
                             broken.append(item)
                     return items, broken
         except BaseException:
+            # Stopped (a signal, a full disk): what is in flight is dropped, not waited for.
             for fut in running:
                 fut.cancel()
+            _stop_processes(pool)
             raise
     return [], []
+
+
+def _stop_processes(pool: ProcessPoolExecutor) -> None:
+    """SIGTERM each pool process: it closes its engine (whose zygote ends its worker and removes its
+    sandbox folder) and exits; the pool's shutdown then waits for it."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            process.terminate()
+        except (OSError, ValueError):
+            pass
 
