@@ -116,6 +116,7 @@ def _options(args, folders: tuple[str, ...], exercises=None):
 def cmd_check(args) -> int:
     from grader import catalog
     from grader.display import check_table
+    from grader.host.lifecycle import stop_on_signals
     from grader.host.runner import Engine
 
     path = Path(args.path)
@@ -128,7 +129,8 @@ def cmd_check(args) -> int:
         raise UsageError(f"unknown exercise {', '.join(unknown)}; the exercises are: {', '.join(sorted(names))}")
     engine = Engine(_options(args, ("public",), set(args.exercise) if args.exercise else None))
     try:
-        report = engine.grade(path)
+        with stop_on_signals():  # Ctrl-C stops the check, instead of failing the test it interrupted
+            report = engine.grade(path)
     except GraderError as exc:
         raise UsageError(str(exc)) from None
     finally:
@@ -199,7 +201,7 @@ def cmd_grade(args) -> int:
         out_lock.release()
     for note in summary.notes:
         print(note, file=sys.stderr)
-    print(grading_summary(summary.reports, len(summary.skipped), summary.seconds, str(args.out), summary.regraded))
+    print(grading_summary(summary.outlines, len(summary.skipped), summary.seconds, str(args.out), summary.regraded))
     if summary.vanished:
         print(vanished_submissions([(v.submission, v.message) for v in summary.vanished], resume), file=sys.stderr)
         return 1

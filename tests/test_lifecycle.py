@@ -49,13 +49,20 @@ class Run:
         env = {**os.environ, "TMPDIR": str(self.scratch), MARK: self.token, "COLUMNS": "200"}
         with open(self.log, "w") as log:
             self.process = subprocess.Popen([*(prefix or []), *grader_command(), "grade", *args], env=env,
-                                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                            preexec_fn=default_stop_signals)
 
     def wait(self, timeout: float = 300) -> int:
         return self.process.wait(timeout=timeout)
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
+
+
+def default_stop_signals() -> None:
+    """As a terminal's foreground job: the stop signals act, even where the tests run with them ignored."""
+    for signum in lifecycle.STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_DFL)
 
 
 def score_files(out: Path) -> list[Path]:

@@ -187,13 +187,14 @@ def received() -> int | None:
 
 @contextmanager
 def stop_on_signals() -> Iterator[None]:
-    """SIGINT, SIGTERM and SIGHUP raise `Interrupted` in this (main) thread while the block runs."""
+    """SIGINT, SIGTERM and SIGHUP raise `Interrupted` in this (main) thread while the block runs;
+    a signal this process was started ignoring (`nohup`, a background job) stays ignored."""
     global _received, _pending
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     _received = _pending = None
-    previous = {s: signal.signal(s, _on_stop_signal) for s in STOP_SIGNALS}
+    previous = {s: signal.signal(s, _on_stop_signal) for s in STOP_SIGNALS if signal.getsignal(s) != signal.SIG_IGN}
     try:
         yield
     finally:

@@ -10,6 +10,7 @@ signals, pool processes that end with the grading process) is `grader.host.lifec
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -227,11 +228,17 @@ class RunSummary:
     written: list[Path] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     regraded: dict[str, str] = field(default_factory=dict)  # --resume: name -> why its score file was not kept
-    reports: list[dict] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)  # every score file of the run, kept by --resume or written
+    outlines: list[dict] = field(default_factory=list)  # results.outline of each, in the same order
     vanished: list[Vanished] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # for the person running it (a folder that cannot be locked)
     summary_error: str = ""  # why summary.csv could not be written, if it could not
     seconds: float = 0.0
+
+    @property
+    def reports(self) -> list[dict]:
+        """Every score file of the run, read back (the run itself holds outlines only)."""
+        return [json.loads(path.read_text(encoding="utf-8")) for path in self.files]
 
 
 def grade_many(paths: list[str], out_dir: Path, options: Options, workers: int = 1, resume: bool = False,
@@ -267,7 +274,8 @@ def _grade_into(paths, out_dir: Path, options: Options, workers: int, resume: bo
                 why = stale(done, intake.load(path).sha256, options, tests_sha256)
                 if not why:
                     summary.skipped.append(name)
-                    summary.reports.append(done)
+                    summary.files.append(out_dir / results.score_file_name(name))
+                    summary.outlines.append(results.outline(done))
                     continue
                 summary.regraded[name] = why
         todo.append((path, name))
@@ -282,8 +290,10 @@ def _grade_into(paths, out_dir: Path, options: Options, workers: int, resume: bo
             raise GraderError(f"score file for {report['submission']} is invalid: {problems[:3]}")
         try:
             with lifecycle.writing():  # a stop signal waits until the file is in place and counted
-                summary.written.append(results.write_report(out_dir, report))
-                summary.reports.append(report)
+                path = results.write_report(out_dir, report)
+                summary.written.append(path)
+                summary.files.append(path)
+                summary.outlines.append(results.outline(report))
         except OSError as exc:
             raise write_failure(exc, out_dir / results.score_file_name(report["submission"]), summary) from exc
         progress(report, len(summary.written), len(todo))
@@ -310,10 +320,10 @@ def _grade_into(paths, out_dir: Path, options: Options, workers: int, resume: bo
         stopped = exc
     finally:
         summary.seconds = time.perf_counter() - start
-        if summary.reports:
+        if summary.outlines:
             try:
                 with lifecycle.writing():
-                    results.write_atomic(out_dir / "summary.csv", results.summary_csv(summary.reports))
+                    results.write_atomic(out_dir / "summary.csv", results.summary_csv(summary.outlines))
             except OSError as exc:
                 failure = write_failure(exc, out_dir / "summary.csv", summary)
                 summary.summary_error = str(failure)
