@@ -20,7 +20,9 @@ processes per zygote at any row. A sample catches a pool process in the middle o
 (a worker's socket and pipes open, pytest's objects alive), so each end is the median of three
 rows: the first three from the 200th submission on, and the last three. The script lists each
 leak and exits 1 if there is one. Results: OUT/../soak.json (every row, the machine, the verdict) and
-soak.csv. Not part of the test suite: the full run takes a long time on a loaded 2-CPU machine.
+soak.csv, rewritten at every row. SIGTERM, SIGINT or `--max-seconds` stop the grader cleanly and
+keep the rows so far (soak.json says "stopped" and how many were graded). Not part of the test
+suite: the full run takes about an hour on a loaded 2-CPU machine.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -95,6 +98,7 @@ def sample(grader: int, out: Path, tmpdir: Path, start: float) -> dict:
             for key, value in proc_status(pid).items():
                 row[f"{role}{'' if role == 'grader' else i}_{key}"] = value
     workers = {p for z in zygotes for p in below(table, z)}
+    row["zygotes"] = len(zygotes)
     row["processes"] = len(set(below(table, grader)) - workers)
     row["worker_processes"] = len(workers)
     row["run_tmp_entries"] = len(os.listdir(tmpdir))
@@ -108,9 +112,8 @@ RUN_FIGURES = ("rss_kb", "fds", "processes", "run_tmp_entries")  # what a leak o
 def leaks(rows: list[dict]) -> list[str]:
     """Figures that grew by more than LEAK from the baseline (the median of the first three rows from
     BASELINE on) to the end (the median of the last three), and rows with too many worker processes."""
-    found = [f"{r['worker_processes']} worker processes below {sum(k.endswith('_rss_kb') and k.startswith('zygote') for k in r)} "
-             f"zygotes at {r['submissions']}" for r in rows
-             if r["worker_processes"] > 2 * sum(k.startswith("zygote") and k.endswith("_rss_kb") for k in r)]
+    found = [f"{r['worker_processes']} worker processes below {r['zygotes']} zygotes at {r['submissions']}"
+             for r in rows if r["worker_processes"] > 2 * r["zygotes"]]
     start = [r for r in rows if r["submissions"] >= BASELINE][:3]
     end = rows[-3:]
     if len(start) < 3 or start[-1]["submissions"] >= end[0]["submissions"]:
@@ -124,12 +127,36 @@ def leaks(rows: list[dict]) -> list[str]:
     return found
 
 
+def write_results(path: Path, args, command: list[str], rows: list[dict], seconds: float, after: dict | None,
+                  stopped: str) -> list[str]:
+    """soak.json (every row, the machine, the verdict so far) and soak.csv, rewritten at each row so that
+    a run stopped early still leaves its figures; returns the leaks found."""
+    found = leaks(rows)
+    result = {
+        "n": args.n, "graded": after["score_files"] if after else (rows[-1]["submissions"] if rows else 0),
+        "workers": args.workers, "every": args.every,
+        "seconds": round(seconds, 1), "finished": after is not None and not stopped, "stopped": stopped,
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
+                    "load_average": os.getloadavg()},
+        "command": " ".join(command), "rows": rows, "after": after, "leaks": found,
+    }
+    (path / "soak.json").write_text(json.dumps(result, indent=2) + "\n")
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    with open(path / "soak.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=keys)
+        writer.writeheader()
+        writer.writerows(rows)
+    return found
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=2000, help="submissions in the class (default 2000)")
     parser.add_argument("--workers", type=int, default=2, help="pool processes (default 2)")
     parser.add_argument("--every", type=int, default=100, help="a row every this many submissions (default 100)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench-out" / "soak", help="work folder")
+    parser.add_argument("--max-seconds", type=float, default=None,
+                        help="stop grading (SIGTERM to the grader) after this long and report the rows so far")
     args = parser.parse_args()
 
     shutil.rmtree(args.out, ignore_errors=True)
@@ -140,39 +167,45 @@ def main() -> int:
     log = open(args.out / "grader.log", "w")
     start = time.monotonic()
     run = subprocess.Popen(grader, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "TMPDIR": str(tmpdir)})
+    stopped = ""
+
+    def stop(why: str) -> None:
+        nonlocal stopped
+        if not stopped and run.poll() is None:
+            stopped = why
+            run.terminate()  # the grader stops cleanly on SIGTERM, ending its pool, zygotes and workers
+
+    signal.signal(signal.SIGTERM, lambda signum, frame: stop("SIGTERM"))
+    signal.signal(signal.SIGINT, lambda signum, frame: stop("SIGINT"))
     rows, mark = [], args.every
     while run.poll() is None:
+        if args.max_seconds is not None and time.monotonic() - start > args.max_seconds:
+            stop(f"--max-seconds {args.max_seconds:g}")
         done = len(list(scores.glob("*.json"))) if scores.is_dir() else 0
-        if done >= mark:
+        if done >= mark and not stopped:
             rows.append(sample(run.pid, scores, tmpdir, start))
             print(json.dumps(rows[-1]), flush=True)
+            write_results(args.out.parent, args, grader, rows, time.monotonic() - start, None, stopped)
             mark = (done // args.every + 1) * args.every
         time.sleep(0.2)
     seconds = time.monotonic() - start
     log.close()
-    after = {"exit_status": run.returncode, "run_tmp_entries_after": len(os.listdir(tmpdir)),
+    time.sleep(1)  # what the run started has had its moment to end
+    after = {"exit_status": run.returncode, "score_files": len(list(scores.glob("*.json"))),
+             "run_tmp_entries_after": len(os.listdir(tmpdir)),
              "processes_left": [p for p, (_, cmd) in process_table().items() if str(scores) in cmd]}
-    found = leaks(rows)
-    result = {
-        "n": args.n, "workers": args.workers, "every": args.every, "seconds": round(seconds, 1),
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-                    "load_average_at_end": os.getloadavg()},
-        "command": " ".join(grader), "rows": rows, "after": after, "leaks": found,
-    }
-    (args.out.parent / "soak.json").write_text(json.dumps(result, indent=2) + "\n")
-    keys = list(dict.fromkeys(k for r in rows for k in r))
-    with open(args.out.parent / "soak.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=keys)
-        writer.writeheader()
-        writer.writerows(rows)
-    print(f"graded {args.n} in {seconds:.0f} s, exit status {run.returncode}; after the run: "
-          f"{after['run_tmp_entries_after']} entries in its TMPDIR, {len(after['processes_left'])} processes left")
+    found = write_results(args.out.parent, args, grader, rows, seconds, after, stopped)
+    print(f"{'stopped early (' + stopped + '): ' if stopped else ''}{after['score_files']} of {args.n} graded in "
+          f"{seconds:.0f} s, "
+          f"exit status {run.returncode}; after the run: {after['run_tmp_entries_after']} entries in its TMPDIR, "
+          f"{len(after['processes_left'])} processes left")
     if rows:
         print("first row:", json.dumps(rows[0]))
         print("last row: ", json.dumps(rows[-1]))
-    print("leaks (more than 10% growth from the row at 200):", "; ".join(found) or "none")
+    print(f"leaks (more than 10% growth from the row at {BASELINE}):", "; ".join(found) or "none")
     print(f"written: {args.out.parent / 'soak.json'}, {args.out.parent / 'soak.csv'}")
-    return 1 if found or run.returncode != 0 else 0
+    clean = run.returncode == 0 or (stopped and run.returncode == 128 + signal.SIGTERM)  # stopped, as asked
+    return 1 if found or after["processes_left"] or not clean else 0
 
 
 if __name__ == "__main__":

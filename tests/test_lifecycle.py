@@ -39,18 +39,20 @@ def grader_command() -> list[str]:
 
 
 class Run:
-    """`grader grade ARGS` started in a session of its own, with its own TMPDIR and mark."""
+    """`grader grade ARGS` started in a session of its own, with its own TMPDIR and mark. `prefix`
+    runs it through another command; `grade` replaces the `grader grade` command itself."""
 
-    def __init__(self, tmp_path: Path, args: list[str], prefix: list[str] | None = None, name: str = "run"):
+    def __init__(self, tmp_path: Path, args: list[str], prefix: list[str] | None = None, name: str = "run",
+                 grade: list[str] | None = None):
         self.scratch = tmp_path / f"{name}-tmp"
         self.scratch.mkdir()
         self.token = uuid.uuid4().hex
         self.log = tmp_path / f"{name}.log"
         env = {**os.environ, "TMPDIR": str(self.scratch), MARK: self.token, "COLUMNS": "200"}
         with open(self.log, "w") as log:
-            self.process = subprocess.Popen([*(prefix or []), *grader_command(), "grade", *args], env=env,
-                                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                            preexec_fn=default_stop_signals)
+            command = [*(prefix or []), *(grade or [*grader_command(), "grade"]), *args]
+            self.process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                            start_new_session=True, preexec_fn=default_stop_signals)
 
     def wait(self, timeout: float = 300) -> int:
         return self.process.wait(timeout=timeout)
@@ -334,18 +336,20 @@ def test_a_full_disk_stops_the_run_with_whole_score_files_and_resume_finishes(tm
                   f"mount -o remount,size=64m {out}\n"
                   f"{grader} grade {' '.join(args)} --resume > {kept}/resumed.log 2>&1 || true\n"
                   f"cp -a {out}/. {kept}/resumed/")
-        run = Run(tmp_path, [], prefix=["unshare", "--mount", "--propagation", "private", "sh", "-ec", script, "sh"])
+        run = Run(tmp_path, [], grade=["unshare", "--mount", "--propagation", "private", "sh", "-ec", script])
         assert run.wait() == 0, run.output()
         code, full = int((kept / "full.rc").read_text()), kept / "full"
+        csv_line = "summary.csv: written, one row per score file (1)"  # a few hundred bytes still fit
     else:
-        run = Run(tmp_path, args, prefix=[sys.executable, "-c", ENOSPC_AT_SECOND_FSYNC])
+        run = Run(tmp_path, args, grade=[sys.executable, "-c", ENOSPC_AT_SECOND_FSYNC])
         code, full = run.wait(), out
+        csv_line = f"summary.csv: cannot write summary.csv in {out} (no space left on the device that holds it)"
     output = run.output()
     assert code == 3, output
     assert [r["submission"] for r in assert_complete_score_files(full)] == ["a-ref"]
     assert f"""grader: stopped: cannot write b-stubs.json in {out} (no space left on the device that holds it)
   score files: 1 written by this run; each is complete (a score file is written whole or not at all)
-  summary.csv: written, one row per score file (1)
+  {csv_line}
   no score file yet: 2 of 3 submissions
   to go on: free some space on that device, then run: grader grade {' '.join(args)} --resume""" in output
     assert "Traceback" not in output
@@ -396,14 +400,14 @@ def test_a_second_run_on_the_same_out_is_refused_while_the_first_goes_on(tmp_pat
     assert [r["submission"] for r in assert_complete_score_files(out)] == ["s0", "s1", "s2"]
 
 
-def test_claiming_out_removes_what_a_killed_run_was_writing_and_nothing_else(tmp_path):
+def test_what_a_killed_run_was_writing_is_removed_and_nothing_else(tmp_path):
+    """A SIGKILL between creating a score file's temporary and renaming it leaves the temporary:
+    the next run, holding the folder's lock, removes it."""
     out = tmp_path / "out"
     out.mkdir()
-    (out / ".alice.json.k3j_9x2a.tmp").write_text('{"half": ')  # results.write_atomic's temporary name
-    (out / "alice.json").write_text("{}")
+    results.write_atomic(out / "alice.json", "{}")
+    (out / ".bob.json.k3j_9x2a.tmp").write_text('{"half": ')  # write_atomic's temporary, left by a SIGKILL
     (out / "notes.tmp").write_text("the instructor's")
-    lock = lifecycle.claim_out(out)
-    try:
-        assert sorted(p.name for p in out.iterdir()) == ["alice.json", "notes.tmp"]
-    finally:
-        lock.release()
+    (out / ".notes.tmp").write_text("the instructor's")
+    assert results.remove_temporaries(out) == [".bob.json.k3j_9x2a.tmp"]
+    assert sorted(p.name for p in out.iterdir()) == [".notes.tmp", "alice.json", "notes.tmp"]

@@ -2,9 +2,9 @@
 
 * The score folder (`claim_out`): refused when it is a file or cannot be written, before
   anything is graded; locked for the run, so that a second `grader grade` on the same folder
-  stops at once and is told who holds it; cleared of the temporary files a killed run left.
-  The lock is a `flock` on the folder itself: the kernel drops it when the run dies, however it
-  dies, and it leaves no file behind.
+  stops at once and is told who holds it (the run then clears what a killed run was writing:
+  `results.remove_temporaries`). The lock is a `flock` on the folder itself: the kernel drops
+  it when the run dies, however it dies, and it leaves no file behind.
 * Signals in the grading process (`stop_on_signals`): SIGINT, SIGTERM and SIGHUP raise
   `Interrupted`, held back while a score file is being written (`writing`), so that a run stops
   between two files, never in the middle of one.
@@ -26,7 +26,6 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-import re
 import signal
 import tempfile
 import threading
@@ -37,7 +36,6 @@ from typing import Callable, Iterator
 from grader.errors import GraderError
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-TEMPORARY = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")  # results.write_atomic's names: .NAME.XXXXXXXX.tmp
 
 
 class Interrupted(KeyboardInterrupt):
@@ -76,7 +74,6 @@ def claim_out(out_dir: Path) -> OutLock:
     lock = _lock(out_dir)
     try:
         _check_writable(out_dir)
-        _remove_temporaries(out_dir)
     except BaseException:
         lock.release()
         raise
@@ -151,16 +148,6 @@ WRITE_ERRORS = {  # errno -> (what happened, what to do), in the words of the pe
 def write_error(exc: OSError) -> tuple[str, str]:
     """(what happened, what to do) for a file the run could not write."""
     return WRITE_ERRORS.get(exc.errno, (exc.strerror or str(exc), ""))
-
-
-def _remove_temporaries(out_dir: Path) -> list[str]:
-    """Remove what a run killed while writing a score file left (the lock says no run is writing now)."""
-    removed = []
-    for entry in os.scandir(out_dir):
-        if TEMPORARY.match(entry.name) and entry.is_file(follow_symlinks=False):
-            os.unlink(entry.path)
-            removed.append(entry.name)
-    return removed
 
 
 # ----------------------------------------------------------------------------- the grading process

@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import os
+import re
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -105,6 +106,9 @@ def validate_if_possible(report: dict) -> list[str]:
 
 # ----------------------------------------------------------------------------- writing
 
+TEMPORARY = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")  # write_atomic's names: .NAME.XXXXXXXX.tmp (mkstemp's 8)
+
+
 def write_atomic(path: Path, text: str) -> None:
     text = replace_lone_surrogates(text)  # a student's "\ud800" would make the UTF-8 write raise
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -119,6 +123,17 @@ def write_atomic(path: Path, text: str) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def remove_temporaries(folder: Path) -> list[str]:
+    """Remove what a run killed in the middle of `write_atomic` left in `folder` (call it only while
+    no other run writes there: `lifecycle.claim_out`); returns the names removed."""
+    removed = []
+    for entry in os.scandir(folder):
+        if TEMPORARY.match(entry.name) and entry.is_file(follow_symlinks=False):
+            os.unlink(entry.path)
+            removed.append(entry.name)
+    return removed
 
 
 def score_file_name(submission: str) -> str:

@@ -265,6 +265,7 @@ def grade_many(paths: list[str], out_dir: Path, options: Options, workers: int =
 def _grade_into(paths, out_dir: Path, options: Options, workers: int, resume: bool, progress, dask,
                 summary: RunSummary) -> RunSummary:
     start = time.perf_counter()
+    results.remove_temporaries(out_dir)  # the lock is ours: no other run is writing there
     todo = []
     tests_sha256 = catalog_module.tests_sha256() if resume else None
     for path, name in zip(paths, unique_names(paths)):
@@ -303,7 +304,7 @@ def _grade_into(paths, out_dir: Path, options: Options, workers: int, resume: bo
         if dask:
             from grader.host.distributed import grade_on_cluster
 
-            grade_on_cluster(todo, grade_task, options, dask, workers, finish)
+            grade_on_cluster(_read_present(todo, finish), grade_task, options, dask, workers, finish)
         elif workers <= 1 or len(todo) <= 1:
             engine = Engine(options)
             try:
@@ -331,6 +332,18 @@ def _grade_into(paths, out_dir: Path, options: Options, workers: int, resume: bo
     if stopped is not None:
         raise stopped
     return summary
+
+
+def _read_present(todo: list[tuple[str, str]], finish):
+    """Read each submission here (for a cluster); one that vanished is finished as `Vanished`."""
+    for path, name in todo:
+        try:
+            sub = intake.load_present(path)
+        except intake.SubmissionVanished as exc:
+            finish(Vanished(name, str(exc)))
+            continue
+        sub.name = name
+        yield sub
 
 
 def write_failure(exc: OSError, path: Path, summary: RunSummary) -> RunStopped:
