@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.host import lifecycle, results
+from grader.host import lifecycle, results, runner
 
 from conftest import SOLUTIONS, STUBS, make_submission, venv_tool
 
@@ -252,6 +252,7 @@ def test_a_stop_signal_ends_the_run_cleanly_and_resume_finishes_it(tmp_path, how
 
     if how == "SIGTERM":  # and the line it printed finishes the job, keeping what was written
         kept = {p.name: p.stat().st_mtime_ns for p in score_files(out)}
+        (out / ".s5.json.k3j_9x2a.tmp").write_text('{"half": ')  # as a SIGKILL in the middle of a write leaves
         again = Run(tmp_path, [*args, "--resume"], name="resume")
         assert again.wait() == 0, again.output()
         assert f"({len(written)} unchanged, kept from an earlier run)" in again.output()
@@ -411,3 +412,12 @@ def test_what_a_killed_run_was_writing_is_removed_and_nothing_else(tmp_path):
     (out / ".notes.tmp").write_text("the instructor's")
     assert results.remove_temporaries(out) == [".bob.json.k3j_9x2a.tmp"]
     assert sorted(p.name for p in out.iterdir()) == [".notes.tmp", "alice.json", "notes.tmp"]
+
+
+def test_a_run_on_a_cluster_reads_each_submission_when_its_turn_comes_and_reports_one_that_vanished(tmp_path):
+    present = make_submission(tmp_path / "present")
+    gone = tmp_path / "gone"
+    finished = []
+    read = list(runner._read_present([(str(present), "present"), (str(gone), "gone")], finished.append))
+    assert [sub.name for sub in read] == ["present"]
+    assert finished == [runner.Vanished("gone", f"{gone} was there when the run started and is gone now")]
