@@ -193,7 +193,8 @@ def main() -> int:
     time.sleep(1)  # what the run started has had its moment to end
     after = {"exit_status": run.returncode, "score_files": len(list(scores.glob("*.json"))),
              "run_tmp_entries_after": len(os.listdir(tmpdir)),
-             "processes_left": [p for p, (_, cmd) in process_table().items() if str(scores) in cmd]}
+             "processes_left": [p for p, (_, cmd) in process_table().items()
+                                if str(scores) in cmd or str(tmpdir) in cmd]}  # zygotes name their TMPDIR
     found = write_results(args.out.parent, args, grader, rows, seconds, after, stopped)
     print(f"{'stopped early (' + stopped + '): ' if stopped else ''}{after['score_files']} of {args.n} graded in "
           f"{seconds:.0f} s, "

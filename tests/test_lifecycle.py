@@ -3,9 +3,8 @@
 Each test runs the real command in a process of its own, as an instructor would. A run's
 processes are found by two marks: the grading process and its pool processes (and
 multiprocessing's resource tracker) inherit an environment variable, and the zygote, the
-workers and whatever a submission starts carry the run's --out path in their command line (the
-zygote's configuration names it as a path to hide). The run's scratch folders go to its TMPDIR, a
-fresh folder per test. Faults of the machine are real where this machine allows it (as root: a
+workers and what a submission forks carry the run's TMPDIR, a fresh folder per test, in their
+command line (the zygote's names it). The run's scratch folders go to that TMPDIR too. Faults of the machine are real where this machine allows it (as root: a
 small tmpfs, a read-only mount, in a mount namespace of the test's own) and injected at the write
 otherwise.
 """
@@ -111,15 +110,15 @@ def _read(path: str) -> bytes:
         return b""
 
 
-def run_processes(run: Run, out: Path) -> dict[int, int]:
+def run_processes(run: Run) -> dict[int, int]:
     """pid -> start time of every live (not zombie) process that carries the run's mark."""
-    token, out_path = run.token.encode(), str(out.resolve()).encode()
+    token, scratch = run.token.encode(), str(run.scratch).encode()
     found = {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         stat = _stat(pid)
         if stat is None or stat[0] == "Z":
             continue
-        if token in _read(f"/proc/{pid}/environ") or out_path in _read(f"/proc/{pid}/cmdline"):
+        if token in _read(f"/proc/{pid}/environ") or scratch in _read(f"/proc/{pid}/cmdline"):
             found[int(pid)] = stat[2]
     return found
 
@@ -151,11 +150,11 @@ def alive(processes: dict[int, int]) -> list[int]:
     return out
 
 
-def wait_until_gone(run: Run, out: Path, before: dict[int, int], timeout: float) -> tuple[float, list[int]]:
+def wait_until_gone(run: Run, before: dict[int, int], timeout: float) -> tuple[float, list[int]]:
     """Seconds until no process of the run is left (those seen before, and any carrying its mark)."""
     start = time.monotonic()
     while True:
-        left = alive(before) + [p for p in run_processes(run, out) if p not in before]
+        left = alive(before) + [p for p in run_processes(run) if p not in before]
         if not left or time.monotonic() - start > timeout:
             return time.monotonic() - start, left
         time.sleep(0.05)
@@ -202,13 +201,13 @@ def test_sigkill_mid_run_leaves_no_process_no_sandbox_folder_and_no_temporary_fi
     run = Run(tmp_path, [str(subs), "--out", str(out), "--workers", "2", "--timeout", "120"])
     try:
         wait_for_score_files(out, 1, run)
-        before = {**run_processes(run, out), **descendants(run.process.pid)}
+        before = {**run_processes(run), **descendants(run.process.pid)}
         assert len(before) >= 8, describe(list(before))  # resource tracker, 2 pool processes, 2 zygotes, workers...
         run.process.send_signal(signal.SIGKILL)
         assert run.wait(30) == -signal.SIGKILL
-        seconds, left = wait_until_gone(run, out, before, timeout=30)
+        seconds, left = wait_until_gone(run, before, timeout=30)
     finally:
-        for pid in run_processes(run, out):
+        for pid in run_processes(run):
             os.kill(pid, signal.SIGKILL)  # never leave the machine littered, whatever the outcome
     print(f"{len(before)} processes of the run gone {seconds:.2f} s after SIGKILL")
     assert left == [], "left running:\n" + describe(left)
@@ -225,7 +224,7 @@ def test_a_stop_signal_ends_the_run_cleanly_and_resume_finishes_it(tmp_path, how
     run = Run(tmp_path, args)
     try:
         wait_for_score_files(out, 1, run)
-        before = {**run_processes(run, out), **descendants(run.process.pid)}
+        before = {**run_processes(run), **descendants(run.process.pid)}
         if how == "SIGTERM":
             run.process.send_signal(signal.SIGTERM)
         else:
@@ -233,9 +232,9 @@ def test_a_stop_signal_ends_the_run_cleanly_and_resume_finishes_it(tmp_path, how
         code = run.wait(60)
         # The run waits for its pool processes and their zygotes; multiprocessing's resource
         # tracker ends when the run's end closes its pipe.
-        _, left = wait_until_gone(run, out, before, timeout=GONE_WITHIN_S)
+        _, left = wait_until_gone(run, before, timeout=GONE_WITHIN_S)
     finally:
-        for pid in run_processes(run, out):
+        for pid in run_processes(run):
             os.kill(pid, signal.SIGKILL)
     signum = signal.SIGTERM if how == "SIGTERM" else signal.SIGINT
     output = run.output()
@@ -421,3 +420,46 @@ def test_a_run_on_a_cluster_reads_each_submission_when_its_turn_comes_and_report
     read = list(runner._read_present([(str(present), "present"), (str(gone), "gone")], finished.append))
     assert [sub.name for sub in read] == ["present"]
     assert finished == [runner.Vanished("gone", f"{gone} was there when the run started and is gone now")]
+
+
+# ----------------------------------------------------------------------------- a long class, a broken sandbox
+
+def test_a_class_of_thousands_of_submissions_starts_its_sandbox(tmp_path):
+    """Every submission's path is hidden from the workers: 3,000 of them (240 KB) go to the zygote
+    whole, beyond the kernel's 128 KiB limit on one command-line argument."""
+    from grader.host.launcher import make_launcher
+    from grader.protocol.limits import Limits
+
+    paths = [f"{tmp_path}/a-class-folder-with-a-long-name/submission-of-student-{i:05d}" for i in range(3000)]
+    assert len("".join(paths)) > 200_000
+    launcher = make_launcher(Limits(), extra_hidden=paths)
+    try:
+        assert launcher.plan.hidden_paths[-3000:] == paths
+        assert len(_read(f"/proc/{launcher.process.pid}/cmdline")) < 1000
+    finally:
+        launcher.close()
+
+
+def test_a_sandbox_that_cannot_start_stops_the_run_and_scores_no_one(tmp_path, monkeypatch):
+    """A zygote that cannot start is the machine's fault: no submission gets a score file (a 0
+    would be a wrong grade), and the run says why, in one line, wherever the engine was started."""
+    def broken_engine(options, slot=0):
+        raise RuntimeError("the worker zygote failed to start: Traceback (most recent call last):\n"
+                           "  File ...\nOSError: [Errno 7] Argument list too long")
+
+    monkeypatch.setattr(runner, "Engine", broken_engine)
+    why = ("the sandbox could not start (the worker zygote failed to start: Traceback (most recent call last): ... "
+           "OSError: [Errno 7] Argument list too long)")
+    out = tmp_path / "out"
+    with pytest.raises(runner.RunStopped) as stopped:
+        runner.grade_many([str(SOLUTIONS), str(STUBS)], out, runner.Options(), workers=1)
+    assert str(stopped.value) == why
+    assert stopped.value.summary.written == [] and list(out.iterdir()) == []
+
+    # In a pool process: each submission it is given raises, and the grading process stops the run.
+    monkeypatch.setattr(lifecycle, "become_pool_process", lambda close: None)
+    monkeypatch.setattr(runner, "_engine", None)
+    monkeypatch.setattr(runner, "_engine_failure", "")
+    runner._init_pool_process(runner.Options())
+    with pytest.raises(runner.EngineUnavailable, match=r"^the sandbox could not start \(the worker zygote"):
+        runner._grade_in_pool(str(SOLUTIONS), "ref")

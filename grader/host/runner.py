@@ -174,11 +174,18 @@ def _init_pool_process(options: Options) -> None:
     """Each pool process gets its own engine; its number keeps its workers' user ids apart. The
     engine is closed when the process ends, whether the pool shuts down, the grading process
     stops it (SIGTERM) or the grading process dies (`lifecycle.become_pool_process`)."""
-    global _engine
+    global _engine, _engine_failure
     lifecycle.become_pool_process(_close_engine)
     identity = current_process()._identity
-    _engine = Engine(options, slot=identity[-1] if identity else os.getpid())
+    try:
+        _engine = start_engine(options, slot=identity[-1] if identity else os.getpid())
+    except EngineUnavailable as exc:  # raised for each submission it is given: the run stops
+        _engine_failure = str(exc)
+        return
     util.Finalize(None, _close_engine, exitpriority=100)
+
+
+_engine_failure = ""
 
 
 def _close_engine() -> None:
@@ -189,7 +196,25 @@ def _close_engine() -> None:
 
 
 def _grade_in_pool(path: str, name: str) -> dict:
+    if _engine is None:
+        raise EngineUnavailable(_engine_failure)
     return grade_or_report(_engine, path, name)
+
+
+class EngineUnavailable(GraderError):
+    """An engine (its zygote) could not start: a fault of this machine or of the grader, never of
+    a submission, so the run stops instead of scoring the class 0."""
+
+
+def start_engine(options: Options, slot: int = 0) -> Engine:
+    try:
+        return Engine(options, slot=slot)
+    except GraderError:
+        raise
+    except Exception as exc:
+        lines = [line for line in str(exc).splitlines() if line.strip()] or [type(exc).__name__]
+        why = lines[0] if len(lines) == 1 else f"{lines[0]} ... {lines[-1].strip()}"
+        raise EngineUnavailable(f"the sandbox could not start ({why[:1000]})") from exc
 
 
 _dask_engines: dict[str, Engine] = {}
@@ -306,7 +331,7 @@ def _grade_into(paths, out_dir: Path, options: Options, workers: int, resume: bo
 
             grade_on_cluster(_read_present(todo, finish), grade_task, options, dask, workers, finish)
         elif workers <= 1 or len(todo) <= 1:
-            engine = Engine(options)
+            engine = start_engine(options)
             try:
                 for path, name in todo:
                     finish(grade_or_report(engine, path, name))
@@ -319,6 +344,8 @@ def _grade_into(paths, out_dir: Path, options: Options, workers: int, resume: bo
         stopped = RunStopped(f"interrupted by {signal.Signals(signum).name}", summary, signum)
     except RunStopped as exc:
         stopped = exc
+    except EngineUnavailable as exc:
+        stopped = RunStopped(str(exc), summary)
     finally:
         summary.seconds = time.perf_counter() - start
         if summary.outlines:
