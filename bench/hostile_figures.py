@@ -41,8 +41,7 @@ class Corpus:
     def __init__(self, work: Path):
         self.work = work
         self.engines: dict[str, Engine] = {}
-        self.secret_names = sorted({t for e in __import__("yaml").safe_load(
-            (ROOT / "grader/cases/points.yaml").read_text()).values() for t in (e.get("hidden") or {})})
+        self.secret_names = sorted({t.name for e in catalog.load().exercises for t in e.tests if t.folder == "hidden"})
         self.solution_lines = sorted({line.strip() for p in hc.SOLUTIONS.glob("*.py")
                                       for line in p.read_text().splitlines() if len(line.strip()) >= 40}
                                      - {line.strip() for p in hc.STUBS.glob("*.py") for line in p.read_text().splitlines()})
@@ -79,7 +78,7 @@ class Corpus:
             listener.bind(("127.0.0.1", 0))
             listener.listen(4)
             subs.update(PORT=listener.getsockname()[1], ABSTRACT=f"agl-{uuid.uuid4().hex}")
-        subs.update({"TARGETS": repr([str(ROOT / "grader/cases/hidden"), str(ROOT / "grader/cases/points.yaml"),
+        subs.update({"TARGETS": repr([str(ROOT / "grader/cases/hidden"), str(ROOT / "grader/cases/course.yaml"),
                                       str(ROOT / "solutions")]), "WALK_ROOT": "/"} if "TARGETS" in t.substitutions else {})
         subs.update({"TOUCH_MB": 3 * hc.LIMITS[t.engine].memory_mb} if "TOUCH_MB" in t.substitutions else {})
         subs.update({"MARKER_FILE": self.work / "unpickled"} if "MARKER_FILE" in t.substitutions else {})

@@ -427,12 +427,13 @@ def test_a_run_on_a_cluster_reads_each_submission_when_its_turn_comes_and_report
 def test_a_class_of_thousands_of_submissions_starts_its_sandbox(tmp_path):
     """Every submission's path is hidden from the workers: 3,000 of them (240 KB) go to the zygote
     whole, beyond the kernel's 128 KiB limit on one command-line argument."""
+    from grader import catalog
     from grader.host.launcher import make_launcher
     from grader.protocol.limits import Limits
 
     paths = [f"{tmp_path}/a-class-folder-with-a-long-name/submission-of-student-{i:05d}" for i in range(3000)]
     assert len("".join(paths)) > 200_000
-    launcher = make_launcher(Limits(), extra_hidden=paths)
+    launcher = make_launcher(Limits(), catalog.load(), extra_hidden=paths)
     try:
         assert launcher.plan.hidden_paths[-3000:] == paths
         assert len(_read(f"/proc/{launcher.process.pid}/cmdline")) < 1000

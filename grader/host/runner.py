@@ -38,7 +38,6 @@ from grader.protocol.messages import TestStatus
 
 PYTEST_ARGS = [
     "-c", str(catalog_module.CASES_DIR / "pytest.ini"),
-    "--rootdir", str(catalog_module.CASES_DIR),
     "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:stepwise", "-p", "no:logging",
     "-p", "no:unraisableexception", "-p", "no:threadexception",  # each ends with a slow gc.collect()
     "--noconftest", "--capture=no", "-W", "ignore",
@@ -54,6 +53,7 @@ class Options:
     limits: Limits = field(default_factory=Limits)
     extra_hidden: list[str] = field(default_factory=list)
     sandbox: str | None = None  # None: the strongest isolation this machine allows; "process": no namespaces
+    course: str | None = None  # the course file (None: the package's own course, grader/cases/course.yaml)
 
 
 def resolve_device(device: str) -> str:
@@ -72,8 +72,9 @@ class Engine:
 
     def __init__(self, options: Options, slot: int = 0):
         self.options = options
-        self.catalog = catalog_module.load()
-        self.launcher = make_launcher(options.limits, device=options.device, slot=slot,
+        self.catalog = catalog_module.use(options.course)  # the tests' kit reads the process's course
+        self.tests_sha256 = catalog_module.tests_sha256(self.catalog)
+        self.launcher = make_launcher(options.limits, self.catalog, device=options.device, slot=slot,
                                       extra_hidden=options.extra_hidden, force_mode=options.sandbox)
 
     def grade(self, path: str | os.PathLike, name: str | None = None) -> dict:
@@ -89,13 +90,13 @@ class Engine:
                               device=opts.device, seed=opts.seed)
         plugin = GradingPlugin(student, self.catalog, opts.folders, opts.device, opts.seed, opts.exercises)
         try:
-            exit_code = run_pytest(plugin, opts.folders)
+            exit_code = run_pytest(plugin, self.catalog, opts.folders)
         finally:
             student.close()
         if exit_code == pytest.ExitCode.INTERRUPTED and lifecycle.received() is not None:
             raise lifecycle.Interrupted(lifecycle.received())  # a stop signal, not this submission's doing
         if plugin.errors:
-            raise GraderError("the test cases do not match points.yaml:\n  " + "\n  ".join(plugin.errors))
+            raise GraderError(f"the test cases do not match {self.catalog.path.name}:\n  " + "\n  ".join(plugin.errors))
         scoring.withhold_points_without_work(plugin.outcomes.values(), self.catalog)
         if exit_code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             for outcome in plugin.outcomes.values():
@@ -118,7 +119,7 @@ class Engine:
             seed=opts.seed,
             graded_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
             source_sha256=sub.sha256,
-            tests_sha256=catalog_module.tests_sha256(),
+            tests_sha256=self.tests_sha256,
             submission_errors=sub.problems + sorted(set(student.fatal_modules.values())
                                                     | set(student.import_errors.values())),
             sandbox=sandbox,
@@ -137,14 +138,14 @@ class Engine:
         self.launcher.close()
 
 
-def run_pytest(plugin: GradingPlugin, folders: tuple[str, ...]) -> int:
-    """One pytest session over the test cases, with only our plugin and pytest's own loaded:
+def run_pytest(plugin: GradingPlugin, course: catalog_module.Catalog, folders: tuple[str, ...]) -> int:
+    """One pytest session over the course's test folders, with only our plugin and pytest's own loaded:
     third-party plugins installed in the environment neither slow grading down nor touch it."""
-    paths = [str(catalog_module.CASES_DIR / f) for f in folders if (catalog_module.CASES_DIR / f).is_dir()]
+    paths = [str(course.folder(f)) for f in folders if course.folder(f).is_dir()]
     saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     try:
-        return pytest.main([*paths, *PYTEST_ARGS], plugins=[plugin])
+        return pytest.main([*paths, "--rootdir", str(course.root), *PYTEST_ARGS], plugins=[plugin])
     finally:
         if saved is None:
             del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
@@ -154,7 +155,7 @@ def run_pytest(plugin: GradingPlugin, folders: tuple[str, ...]) -> int:
 
 def failure_report(name: str, options: Options, message: str, duration_s: float = 0.0) -> dict:
     """A complete score file for a submission the grader itself could not grade."""
-    cat = catalog_module.load()
+    cat = catalog_module.load(options.course)
     outcomes = [TestOutcome(t.name, t, t.points, TestStatus.ERROR, message)
                 for e in cat.exercises for t in e.tests if t.folder in options.folders
                 and (not options.exercises or e.name in options.exercises)]
@@ -223,7 +224,8 @@ _dask_lock = threading.Lock()
 
 def grade_task(sub: intake.Submission, options: Options) -> dict:
     """Runs on a Dask worker (`grader.host.distributed`): grade one submission with this process's engine."""
-    key = repr((options.device, options.seed, options.folders, sorted(options.exercises or []), options.limits))
+    key = repr((options.course, options.device, options.seed, options.folders, sorted(options.exercises or []),
+                options.limits))
     with _dask_lock:  # one pytest session at a time per process, whatever the worker's thread count
         engine = _dask_engines.get(key)
         if engine is None:
@@ -292,7 +294,7 @@ def _grade_into(paths, out_dir: Path, options: Options, workers: int, resume: bo
     start = time.perf_counter()
     results.remove_temporaries(out_dir)  # the lock is ours: no other run is writing there
     todo = []
-    tests_sha256 = catalog_module.tests_sha256() if resume else None
+    tests_sha256 = catalog_module.tests_sha256(catalog_module.load(options.course)) if resume else None
     for path, name in zip(paths, unique_names(paths)):
         if resume:
             done = results.read_report(out_dir / results.score_file_name(name))
@@ -381,7 +383,7 @@ def write_failure(exc: OSError, path: Path, summary: RunSummary) -> RunStopped:
 
 def stale(report: dict, source_sha256: str, options: Options, tests_sha256: str) -> str:
     """Why a finished score file cannot be kept by --resume ("" when it can): its submission, seed,
-    device or tests (cases, points.yaml, mistakes.yaml, grader version) differ from this run's."""
+    device or tests (the course file, its test cases and helpers, the grader version) differ from this run's."""
     if report.get("source_sha256") != source_sha256:
         return "submission changed"
     if report.get("seed") != options.seed:
