@@ -2,7 +2,10 @@
 
 Only argument parsing and printing live here; the work is done by the modules it calls.
 Commands contributed by other modules register through `register(commands, exports)`.
-Exit codes: 0 success, 1 a check that did not pass, 2 bad usage or input.
+Exit codes: 0 success; 1 a check that did not pass (`grade`: a submission got no score file);
+2 bad usage or input (`grade`: nothing was graded or written); 3 a grading run stopped part-way by
+a fault of the machine (a full disk); 70 a bug in the grader; 128+N a run stopped by signal N
+(130: Ctrl-C, 143: SIGTERM). A stopped run keeps every score file it finished; `--resume` goes on.
 """
 
 from __future__ import annotations
@@ -10,11 +13,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import shlex
 import sys
+import traceback
 from pathlib import Path
 
 from grader.catalog import CatalogError
-from grader.errors import GraderError, UsageError
+from grader.errors import GraderError, RunStopped, UsageError
 
 # Modules that add commands: each defines register(commands, exports), where `commands`
 # is the top-level subparsers object and `exports` the subparsers of `grader export`.
@@ -58,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="run each module in a worker of its own (stronger isolation between modules, slower)")
     grade.add_argument("--hide", action="append", default=[], metavar="PATH",
                        help="another path workers must not see (the submissions and --out are never visible)")
+    grade.add_argument("--debug", action="store_true",
+                       help="print the traceback when the run stops on an error (to report a bug)")
     _add_limit_options(grade)
     grade.set_defaults(func=cmd_grade)
 
@@ -76,13 +83,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return int(args.func(args) or 0)
     except (UsageError, CatalogError) as exc:
+        if getattr(args, "debug", False):
+            traceback.print_exc()
         print(f"grader: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("\ninterrupted; finished score files are kept (rerun with --resume)", file=sys.stderr)
+        print("\ninterrupted", file=sys.stderr)
         return 130
 
 
@@ -111,6 +121,7 @@ def _options(args, folders: tuple[str, ...], exercises=None):
 def cmd_check(args) -> int:
     from grader import catalog
     from grader.display import check_table
+    from grader.host.lifecycle import stop_on_signals
     from grader.host.runner import Engine
 
     path = Path(args.path)
@@ -123,7 +134,8 @@ def cmd_check(args) -> int:
         raise UsageError(f"unknown exercise {', '.join(unknown)}; the exercises are: {', '.join(sorted(names))}")
     engine = Engine(_options(args, ("public",), set(args.exercise) if args.exercise else None))
     try:
-        report = engine.grade(path)
+        with stop_on_signals():  # Ctrl-C stops the check, instead of failing the test it interrupted
+            report = engine.grade(path)
     except GraderError as exc:
         raise UsageError(str(exc)) from None
     finally:
@@ -154,7 +166,8 @@ def expand_submissions(paths: list[str]) -> list[str]:
 
 
 def cmd_grade(args) -> int:
-    from grader.display import grading_summary
+    from grader.display import grading_summary, stopped_run, vanished_submissions
+    from grader.host.lifecycle import claim_out
     from grader.host.runner import grade_many
 
     from grader import catalog
@@ -167,14 +180,45 @@ def cmd_grade(args) -> int:
     options = _options(args, ("public", "hidden"))
     options.extra_hidden += [str(Path(s).resolve()) for s in submissions] + [str(args.out.resolve())]
     workers = max(1, min(args.workers, len(submissions)))
-    with progress_display(len(submissions)) as progress:
-        try:
+    resume = resume_command(args.argv)
+    try:
+        out_lock = claim_out(args.out)  # before the progress bar: a folder that cannot be used stops here
+    except GraderError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        with progress_display(len(submissions)) as progress:
             summary = grade_many(submissions, args.out, options, workers=workers, resume=args.resume,
-                                 progress=progress, dask=args.dask)
-        except GraderError as exc:
-            raise UsageError(str(exc)) from None
-    print(grading_summary(summary.reports, len(summary.skipped), summary.seconds, str(args.out), summary.regraded))
+                                 progress=progress, dask=args.dask, out_lock=out_lock)
+    except RunStopped as exc:
+        if args.debug:
+            traceback.print_exc()
+        done = exc.summary
+        print(stopped_run(str(exc), len(done.written), len(done.skipped), done.total, done.summary_error,
+                          exc.remedy, resume), file=sys.stderr)
+        return 128 + exc.signum if exc.signum else 3
+    except GraderError as exc:
+        raise UsageError(str(exc)) from None
+    except Exception as exc:  # a bug in the grader: say what to do, keep the traceback for --debug
+        if args.debug:
+            raise
+        print(f"grader: internal error: {type(exc).__name__}: {exc}\n"
+              f"  every score file written is complete; to go on, run: {resume}\n"
+              "  to report it, run the same command with --debug for the traceback", file=sys.stderr)
+        return 70
+    finally:
+        out_lock.release()
+    for note in summary.notes:
+        print(note, file=sys.stderr)
+    print(grading_summary(summary.outlines, len(summary.skipped), summary.seconds, str(args.out), summary.regraded))
+    if summary.vanished:
+        print(vanished_submissions([(v.submission, v.message) for v in summary.vanished], resume), file=sys.stderr)
+        return 1
     return 0
+
+
+def resume_command(argv: list[str]) -> str:
+    """The command line that goes on with a stopped run: the same one, with --resume."""
+    return shlex.join(["grader", *argv] + ([] if "--resume" in argv else ["--resume"]))
 
 
 class progress_display:

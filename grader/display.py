@@ -154,3 +154,31 @@ def grading_summary(reports: list[dict], skipped: int, seconds: float, out_dir: 
         if len(problems) > 10:
             lines.append(f"  ... and {len(problems) - 10} more (see summary.csv)")
     return "\n".join(lines)
+
+
+def stopped_run(what: str, written: int, kept: int, total: int, summary_error: str, remedy: str,
+                resume_command: str) -> str:
+    """A grading run that stopped part-way: what happened, what was written, how to go on."""
+    lines = [f"grader: stopped: {what}",
+             f"  score files: {written} written by this run" + (f", {kept} kept from an earlier run" if kept else "")
+             + "; each is complete (a score file is written whole or not at all)",
+             f"  summary.csv: {summary_error}" if summary_error else
+             f"  summary.csv: written, one row per score file ({written + kept})" if written + kept
+             else "  summary.csv: none written"]
+    if total - written - kept > 0:
+        lines.append(f"  no score file yet: {total - written - kept} of {total} submissions")
+    lines.append(f"  to go on: {remedy}, then run: {resume_command}" if remedy else f"  to go on, run: {resume_command}")
+    return "\n".join(lines)
+
+
+def vanished_submissions(vanished: list[tuple[str, str]], resume_command: str) -> str:
+    """Submissions that were gone when their turn came: (name, what happened) for each."""
+    lines = [(f"{len(vanished)} submissions have no score file: they" if len(vanished) > 1 else
+              "1 submission has no score file: it") + " vanished during the run (moved or deleted while it ran; "
+             "not a fault of the student's work):"]
+    lines += ["  " + clean_text(f"{name}: {message}", limit=300, one_line=True) for name, message in vanished[:10]]
+    if len(vanished) > 10:
+        lines.append(f"  ... and {len(vanished) - 10} more")
+    them = 'them' if len(vanished) > 1 else 'it'
+    lines.append(f"to grade {them}: put {them} back, then run: {resume_command}")
+    return "\n".join(lines)

@@ -15,17 +15,18 @@ This module knows Dask and nothing of grading: the runner hands it the task.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterable
 
 from grader.errors import GraderError
 from grader.host import intake
 
 
-def grade_on_cluster(todo: list[tuple[str, str]], task: Callable[[intake.Submission, object], dict], options,
-                     address: str, workers: int, finish) -> None:
-    """Grade (path, name) pairs on the cluster at `address` ("local": a LocalCluster of `workers`
-    processes): each submission is read here and `task(submission, options)` runs on a Dask
-    worker; `finish(report)` runs here, on the instructor's machine, as each task completes."""
+def grade_on_cluster(submissions: Iterable[intake.Submission],
+                     task: Callable[[intake.Submission, object], dict], options, address: str, workers: int,
+                     finish) -> None:
+    """Grade submissions, read here, on the cluster at `address` ("local": a LocalCluster of
+    `workers` processes): `task(submission, options)` runs on a Dask worker; `finish(report)` runs
+    here, on the instructor's machine, as each task completes."""
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
@@ -38,10 +39,8 @@ def grade_on_cluster(todo: list[tuple[str, str]], task: Callable[[intake.Submiss
         client = Client(address)
     try:
         futures = []
-        for i, (path, name) in enumerate(todo):
-            sub = intake.load(path)
-            sub.name = name
-            futures.append(client.submit(task, sub, options, key=f"grade-{i}-{name}", pure=False))
+        for i, sub in enumerate(submissions):
+            futures.append(client.submit(task, sub, options, key=f"grade-{i}-{sub.name}", pure=False))
         for future in as_completed(futures):
             finish(future.result())
     finally:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from grader import catalog
+from grader.errors import GraderError
 
 MAX_MODULE_BYTES = 1024 * 1024
 MAX_ZIP_MEMBERS = 2000
@@ -72,6 +73,22 @@ def load(path: str | os.PathLike) -> Submission:
         sub.problems.append(f"could not read {path.name}: {type(exc).__name__}: {str(exc)[:300]}")
     for module in sub.missing_modules:
         sub.problems.append(f"{module} is missing: its exercises score 0 / 缺少 {module}：其中的习题得 0 分")
+    return sub
+
+
+class SubmissionVanished(GraderError):
+    """A submission that was there when the run started is gone: a fault of the machine, not of the
+    student's work, so it gets no score file (a score of 0 would be a wrong grade)."""
+
+
+def load_present(path: str | os.PathLike) -> Submission:
+    """`load` a submission that must still be there: SubmissionVanished when it is gone, before or
+    after its files were read."""
+    if not os.path.lexists(path):
+        raise SubmissionVanished(f"{path} was there when the run started and is gone now")
+    sub = load(path)
+    if not os.path.lexists(path):
+        raise SubmissionVanished(f"{path} vanished while it was being read")
     return sub
 
 

@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from multiprocessing.connection import Connection
@@ -230,15 +231,25 @@ class Launcher:
             "helpers": [str(p) for p in course.helpers],
             "force_mode": force_mode,
             "sys_path": [os.path.dirname(package_dir())],
+            "tmpdir": tempfile.gettempdir(),  # the zygote's own environment is clean: TMPDIR is passed here
         }
-        code = "import sys, json; c = json.loads(sys.argv[1]); sys.path.extend(c['sys_path']); " \
-               "from grader.sandboxed.zygote import serve; serve(c, int(sys.argv[2]))"
+        # The configuration goes down the control socket, not the command line: the paths to hide
+        # name every submission of the class, and the kernel limits one argument to 128 KiB. The
+        # command line names the run's TMPDIR instead, so that `ps` tells whose zygote it is.
+        code = "import sys, json, socket; s = socket.socket(fileno=int(sys.argv[1])); " \
+               "c = json.loads(s.makefile('rb').readline()); sys.path.extend(c['sys_path']); " \
+               "from grader.sandboxed.zygote import serve; serve(c, s.detach())"
+        # A session of its own: a Ctrl-C in the terminal reaches the grader, which closes the zygote.
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-c", code, json.dumps(config), str(theirs.fileno())],
-            pass_fds=[theirs.fileno()], env=clean_environment(), cwd="/",
+            [sys.executable, "-I", "-c", code, str(theirs.fileno()), config["tmpdir"]],
+            pass_fds=[theirs.fileno()], env=clean_environment(), cwd="/", start_new_session=True,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )
         theirs.close()
+        try:
+            self.control.sendall(json.dumps(config).encode() + b"\n")
+        except OSError:
+            pass  # it exited at once: _read_reply says why
         hello: ZygoteHello = self._read_reply()
         if "error" in hello:
             raise RuntimeError(f"the worker zygote failed to start: {hello['error']}")
@@ -276,11 +287,25 @@ class Launcher:
                              parent=reply.get("parent"))
 
     def close(self) -> None:
+        """Close the control socket: the zygote kills its running workers, waits for their clean-up,
+        removes its sandbox folder and exits. Safe from another thread or a signal handler: shutting
+        the socket down also wakes a spawn() blocked on a reply."""
         try:
-            self.control.close()
-            self.process.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):
+            self.control.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.control.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait()
+            plan = getattr(self, "plan", None)
+            try:
+                if plan is not None:
+                    os.rmdir(plan.root_dir)  # what the zygote could not do
+            except OSError:
+                pass
         if self.process.stderr:
             self.process.stderr.close()
 

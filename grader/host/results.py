@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import os
+import re
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -105,6 +106,9 @@ def validate_if_possible(report: dict) -> list[str]:
 
 # ----------------------------------------------------------------------------- writing
 
+TEMPORARY = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")  # write_atomic's names: .NAME.XXXXXXXX.tmp (mkstemp's 8)
+
+
 def write_atomic(path: Path, text: str) -> None:
     text = replace_lone_surrogates(text)  # a student's "\ud800" would make the UTF-8 write raise
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -119,6 +123,17 @@ def write_atomic(path: Path, text: str) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def remove_temporaries(folder: Path) -> list[str]:
+    """Remove what a run killed in the middle of `write_atomic` left in `folder` (call it only while
+    no other run writes there: `lifecycle.claim_out`); returns the names removed."""
+    removed = []
+    for entry in os.scandir(folder):
+        if TEMPORARY.match(entry.name) and entry.is_file(follow_symlinks=False):
+            os.unlink(entry.path)
+            removed.append(entry.name)
+    return removed
 
 
 def score_file_name(submission: str) -> str:
@@ -143,15 +158,30 @@ def read_report(path: Path) -> dict | None:
     return report
 
 
-def summary_csv(reports: list[dict]) -> str:
-    """One row per submission: total, one column per exercise, and the tests that did not pass."""
-    exercises = list(dict.fromkeys(e["name"] for r in reports for e in r["exercises"]))
+def outline(report: dict) -> dict:
+    """A score file without its tests: what summary.csv and the end of a run need. A run holds these,
+    not whole score files (a few hundred KiB of messages and hints each), so that a class of
+    thousands fits in memory."""
+    return {
+        "submission": report["submission"],
+        "score": report["score"],
+        "max_score": report["max_score"],
+        "submission_errors": report.get("submission_errors", []),
+        "exercises": [{"name": e["name"], "score": e["score"], "max_score": e["max_score"]}
+                      for e in report["exercises"]],
+        "tests_not_passed": sum(1 for e in report["exercises"] for t in e["tests"] if t["status"] != TestStatus.PASSED),
+    }
+
+
+def summary_csv(outlines: list[dict]) -> str:
+    """One row per submission (its `outline`): total, one column per exercise, and the tests that did not pass."""
+    exercises = list(dict.fromkeys(e["name"] for r in outlines for e in r["exercises"]))
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["submission", "score", "max_score", "percent", *exercises, "problems"])
-    for r in sorted(reports, key=lambda r: r["submission"]):
+    for r in sorted(outlines, key=lambda r: r["submission"]):
         scores = {e["name"]: e["score"] for e in r["exercises"]}
-        not_passed = sum(1 for e in r["exercises"] for t in e["tests"] if t["status"] != TestStatus.PASSED)
+        not_passed = r["tests_not_passed"]
         problems = clean_text("; ".join(r.get("submission_errors", [])), limit=1000, one_line=True)
         writer.writerow([formula_safe(clean_text(r["submission"], one_line=True)), r["score"], r["max_score"],
                          round(100 * r["score"] / r["max_score"], 2) if r["max_score"] else 0,

@@ -4,12 +4,15 @@
 each gets a fresh worker and one pytest session over the test cases. `grade_many` runs one
 engine per CPU core (or one per Dask worker process: `grade_task`, sent by
 `grader.host.distributed`), writes every score file as soon as its submission is done, shows
-progress, and can resume an interrupted run.
+progress, and can resume an interrupted run. The run's lifetime (the score folder's lock, stop
+signals, pool processes that end with the grading process) is `grader.host.lifecycle`'s.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import threading
 import time
 import traceback
@@ -17,7 +20,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from multiprocessing import current_process, get_context
+from multiprocessing import current_process, get_context, util
 from pathlib import Path
 
 import pytest
@@ -25,8 +28,8 @@ import torch
 
 import grader
 from grader import catalog as catalog_module
-from grader.errors import GraderError
-from grader.host import intake, results, scoring
+from grader.errors import GraderError, RunStopped
+from grader.host import intake, lifecycle, results, scoring
 from grader.host.launcher import describe_sandbox, make_launcher
 from grader.host.plugin import GradingPlugin, TestOutcome
 from grader.host.student_code import StudentCode
@@ -75,7 +78,7 @@ class Engine:
                                       extra_hidden=options.extra_hidden, force_mode=options.sandbox)
 
     def grade(self, path: str | os.PathLike, name: str | None = None) -> dict:
-        sub = intake.load(path)
+        sub = intake.load_present(path)
         if name:
             sub.name = name
         return self.grade_loaded(sub)
@@ -90,6 +93,8 @@ class Engine:
             exit_code = run_pytest(plugin, self.catalog, opts.folders)
         finally:
             student.close()
+        if exit_code == pytest.ExitCode.INTERRUPTED and lifecycle.received() is not None:
+            raise lifecycle.Interrupted(lifecycle.received())  # a stop signal, not this submission's doing
         if plugin.errors:
             raise GraderError(f"the test cases do not match {self.catalog.path.name}:\n  " + "\n  ".join(plugin.errors))
         scoring.zero_tampered(plugin.outcomes.values(), student.tampered_exercises)
@@ -169,14 +174,50 @@ _engine: Engine | None = None
 
 
 def _init_pool_process(options: Options) -> None:
-    """Each pool process gets its own engine; its number keeps its workers' user ids apart."""
-    global _engine
+    """Each pool process gets its own engine; its number keeps its workers' user ids apart. The
+    engine is closed when the process ends, whether the pool shuts down, the grading process
+    stops it (SIGTERM) or the grading process dies (`lifecycle.become_pool_process`)."""
+    global _engine, _engine_failure
+    lifecycle.become_pool_process(_close_engine)
     identity = current_process()._identity
-    _engine = Engine(options, slot=identity[-1] if identity else os.getpid())
+    try:
+        _engine = start_engine(options, slot=identity[-1] if identity else os.getpid())
+    except EngineUnavailable as exc:  # raised for each submission it is given: the run stops
+        _engine_failure = str(exc)
+        return
+    util.Finalize(None, _close_engine, exitpriority=100)
+
+
+_engine_failure = ""
+
+
+def _close_engine() -> None:
+    global _engine
+    engine, _engine = _engine, None
+    if engine is not None:
+        engine.close()
 
 
 def _grade_in_pool(path: str, name: str) -> dict:
+    if _engine is None:
+        raise EngineUnavailable(_engine_failure)
     return grade_or_report(_engine, path, name)
+
+
+class EngineUnavailable(GraderError):
+    """An engine (its zygote) could not start: a fault of this machine or of the grader, never of
+    a submission, so the run stops instead of scoring the class 0."""
+
+
+def start_engine(options: Options, slot: int = 0) -> Engine:
+    try:
+        return Engine(options, slot=slot)
+    except GraderError:
+        raise
+    except Exception as exc:
+        lines = [line for line in str(exc).splitlines() if line.strip()] or [type(exc).__name__]
+        why = lines[0] if len(lines) == 1 else f"{lines[0]} ... {lines[-1].strip()}"
+        raise EngineUnavailable(f"the sandbox could not start ({why[:1000]})") from exc
 
 
 _dask_engines: dict[str, Engine] = {}
@@ -204,25 +245,56 @@ def unique_names(paths: list[str]) -> list[str]:
 
 
 @dataclass
+class Vanished:
+    """A submission that was gone when its turn came (`intake.SubmissionVanished`): no score file."""
+    submission: str
+    message: str
+
+
+@dataclass
 class RunSummary:
+    total: int = 0  # submissions the run was given
     written: list[Path] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     regraded: dict[str, str] = field(default_factory=dict)  # --resume: name -> why its score file was not kept
-    reports: list[dict] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)  # every score file of the run, kept by --resume or written
+    outlines: list[dict] = field(default_factory=list)  # results.outline of each, in the same order
+    vanished: list[Vanished] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # for the person running it (a folder that cannot be locked)
+    summary_error: str = ""  # why summary.csv could not be written, if it could not
     seconds: float = 0.0
+
+    @property
+    def reports(self) -> list[dict]:
+        """Every score file of the run, read back (the run itself holds outlines only)."""
+        return [json.loads(path.read_text(encoding="utf-8")) for path in self.files]
 
 
 def grade_many(paths: list[str], out_dir: Path, options: Options, workers: int = 1, resume: bool = False,
-               progress=None, dask: str | None = None) -> RunSummary:
+               progress=None, dask: str | None = None, out_lock: lifecycle.OutLock | None = None) -> RunSummary:
     """Grade every submission, writing DIR/<name>.json as each finishes and DIR/summary.csv at the end.
 
     `dask`: the address of a Dask scheduler ("local" starts a local cluster) to grade on instead
-    of this machine's processes."""
+    of this machine's processes. GraderError before anything is graded when DIR cannot be used
+    (a file, not writable, another run's); RunStopped when a stop signal or a fault of the
+    machine (a full disk) ends the run part-way: every score file written is complete, and the
+    submissions it lacks are graded by running again with `resume`. `out_lock`: DIR, claimed by
+    the caller (`lifecycle.claim_out`, which raises those GraderErrors) and released by the caller."""
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    summary = RunSummary()
+    lock = out_lock or lifecycle.claim_out(out_dir)
+    summary = RunSummary(total=len(paths), notes=[lock.warning] if lock.warning else [])
+    try:
+        with lifecycle.stop_on_signals():
+            return _grade_into(paths, out_dir, options, workers, resume, progress, dask, summary)
+    finally:
+        if out_lock is None:
+            lock.release()
+
+
+def _grade_into(paths, out_dir: Path, options: Options, workers: int, resume: bool, progress, dask,
+                summary: RunSummary) -> RunSummary:
     start = time.perf_counter()
+    results.remove_temporaries(out_dir)  # the lock is ours: no other run is writing there
     todo = []
     tests_sha256 = catalog_module.tests_sha256(catalog_module.load(options.course)) if resume else None
     for path, name in zip(paths, unique_names(paths)):
@@ -232,27 +304,38 @@ def grade_many(paths: list[str], out_dir: Path, options: Options, workers: int =
                 why = stale(done, intake.load(path).sha256, options, tests_sha256)
                 if not why:
                     summary.skipped.append(name)
-                    summary.reports.append(done)
+                    summary.files.append(out_dir / results.score_file_name(name))
+                    summary.outlines.append(results.outline(done))
                     continue
                 summary.regraded[name] = why
         todo.append((path, name))
     progress = progress or (lambda report, done, total: None)
 
-    def finish(report: dict) -> None:
+    def finish(report: dict | Vanished) -> None:
+        if isinstance(report, Vanished):
+            summary.vanished.append(report)
+            return
         problems = results.validate_if_possible(report)
         if problems:
             raise GraderError(f"score file for {report['submission']} is invalid: {problems[:3]}")
-        summary.written.append(results.write_report(out_dir, report))
-        summary.reports.append(report)
+        try:
+            with lifecycle.writing():  # a stop signal waits until the file is in place and counted
+                path = results.write_report(out_dir, report)
+                summary.written.append(path)
+                summary.files.append(path)
+                summary.outlines.append(results.outline(report))
+        except OSError as exc:
+            raise write_failure(exc, out_dir / results.score_file_name(report["submission"]), summary) from exc
         progress(report, len(summary.written), len(todo))
 
+    stopped: RunStopped | None = None
     try:
         if dask:
             from grader.host.distributed import grade_on_cluster
 
-            grade_on_cluster(todo, grade_task, options, dask, workers, finish)
+            grade_on_cluster(_read_present(todo, finish), grade_task, options, dask, workers, finish)
         elif workers <= 1 or len(todo) <= 1:
-            engine = Engine(options)
+            engine = start_engine(options)
             try:
                 for path, name in todo:
                     finish(grade_or_report(engine, path, name))
@@ -260,11 +343,44 @@ def grade_many(paths: list[str], out_dir: Path, options: Options, workers: int =
                 engine.close()
         else:
             _grade_in_processes(todo, options, workers, finish)
+    except KeyboardInterrupt as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        stopped = RunStopped(f"interrupted by {signal.Signals(signum).name}", summary, signum)
+    except RunStopped as exc:
+        stopped = exc
+    except EngineUnavailable as exc:
+        stopped = RunStopped(str(exc), summary)
     finally:
-        if summary.reports:
-            results.write_atomic(out_dir / "summary.csv", results.summary_csv(summary.reports))
         summary.seconds = time.perf_counter() - start
+        if summary.outlines:
+            try:
+                with lifecycle.writing():
+                    results.write_atomic(out_dir / "summary.csv", results.summary_csv(summary.outlines))
+            except OSError as exc:
+                failure = write_failure(exc, out_dir / "summary.csv", summary)
+                summary.summary_error = str(failure)
+                stopped = stopped or failure
+    if stopped is not None:
+        raise stopped
     return summary
+
+
+def _read_present(todo: list[tuple[str, str]], finish):
+    """Read each submission here (for a cluster); one that vanished is finished as `Vanished`."""
+    for path, name in todo:
+        try:
+            sub = intake.load_present(path)
+        except intake.SubmissionVanished as exc:
+            finish(Vanished(name, str(exc)))
+            continue
+        sub.name = name
+        yield sub
+
+
+def write_failure(exc: OSError, path: Path, summary: RunSummary) -> RunStopped:
+    """A file of the run could not be written: the run stops, saying why and what to do."""
+    what, remedy = lifecycle.write_error(exc)
+    return RunStopped(f"cannot write {path.name} in {path.parent} ({what})", summary, remedy=remedy)
 
 
 def stale(report: dict, source_sha256: str, options: Options, tests_sha256: str) -> str:
@@ -292,6 +408,8 @@ def grade_or_report(engine: Engine, source: str | os.PathLike | intake.Submissio
         if isinstance(source, intake.Submission):
             return engine.grade_loaded(source)
         return engine.grade(source, name=name)
+    except intake.SubmissionVanished as exc:
+        return Vanished(name, str(exc))
     except GraderError:
         raise
     except Exception:
@@ -328,7 +446,8 @@ def _pool_round(ctx, options: Options, size: int, items: list, finish) -> tuple[
                 broken, dead = [], False
                 while items and len(running) < size:
                     try:
-                        running[pool.submit(_grade_in_pool, *items[0])] = items[0]
+                        with lifecycle.signals_held():  # a process it starts gets them once it can stop cleanly
+                            running[pool.submit(_grade_in_pool, *items[0])] = items[0]
                     except BrokenProcessPool:  # it died since the last wait: nothing more goes in
                         dead = True
                         break
@@ -354,8 +473,20 @@ def _pool_round(ctx, options: Options, size: int, items: list, finish) -> tuple[
                             broken.append(item)
                     return items, broken
         except BaseException:
+            # Stopped (a signal, a full disk): what is in flight is dropped, not waited for.
             for fut in running:
                 fut.cancel()
+            _stop_processes(pool)
             raise
     return [], []
+
+
+def _stop_processes(pool: ProcessPoolExecutor) -> None:
+    """SIGTERM each pool process: it closes its engine (whose zygote ends its worker and removes its
+    sandbox folder) and exits; the pool's shutdown then waits for it."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            process.terminate()
+        except (OSError, ValueError):
+            pass
 

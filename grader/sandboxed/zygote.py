@@ -15,6 +15,13 @@ its own PID namespace, builds its private root and drops its privileges
 The control socket speaks JSON lines (`grader.protocol.messages`): a `ZygoteHello` first, then
 a `SpawnReply` to each `SpawnRequest`, which carries the worker's socket, output pipe and status
 pipe as file descriptors.
+
+The control socket is also the zygote's lifeline: when it closes (the engine closed it, or the
+process that held it died, by SIGKILL too) or SIGTERM arrives, the zygote kills every worker
+still running, waits while each first child cleans up after its worker, removes its sandbox
+folder and exits. The engine starts it in a session of its own, so that the terminal's Ctrl-C
+goes to the grader, which decides. (No PR_SET_PDEATHSIG here: it fires when the *thread* that
+started the zygote exits, and a Dask worker's engine lives in a thread of its pool.)
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import socket
 import stat
 import sys
 import tempfile
+import time
 import traceback
 from multiprocessing.connection import Connection
 
@@ -41,35 +49,46 @@ from grader.sandboxed.isolation import clean_environment
 def serve(config: dict, control_fd: int) -> None:
     """Main loop of the zygote process."""
     control = socket.socket(fileno=control_fd)
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    # The empty mount point of the workers' roots, in the grader's temporary folder (its TMPDIR).
+    root_dir = tempfile.mkdtemp(prefix="autograd-lab-root-", dir=config.get("tmpdir"))
     try:
-        if sys.platform.startswith("linux"):
-            isolation.prctl(isolation.PR_SET_PDEATHSIG, signal.SIGKILL)
-        limits = Limits(**config["limits"])
-        plan = choose_plan(config)
-        import torch  # noqa: F401  (the point of the zygote: loaded once, before any fork)
-        from grader.sandboxed import worker as worker_module
-        worker_module.prepare_process(config["helpers"])  # the course's helpers, before any fork
-        gc.collect()
-        gc.freeze()  # workers' garbage collections skip (and so do not copy) the zygote's objects
-        hello: ZygoteHello = {"plan": plan.to_json()}
-        _send(control, hello)
-    except BaseException:
-        _send(control, ZygoteHello(error=traceback.format_exc()))
-        return
-    try:
-        _serve_spawns(control, plan, limits)
-    finally:
         try:
-            os.rmdir(plan.root_dir)  # the empty mount point of the workers' roots
+            os.chmod(root_dir, 0o755)
+            limits = Limits(**config["limits"])
+            plan = choose_plan(config, root_dir)
+            import torch  # noqa: F401  (the point of the zygote: loaded once, before any fork)
+            from grader.sandboxed import worker as worker_module
+            worker_module.prepare_process(config["helpers"])  # the course's helpers, before any fork
+            gc.collect()
+            gc.freeze()  # workers' garbage collections skip (and so do not copy) the zygote's objects
+            hello: ZygoteHello = {"plan": plan.to_json()}
+        except BaseException:
+            _send(control, ZygoteHello(error=traceback.format_exc()))
+            return
+        _send(control, hello)
+        _serve_spawns(control, plan, limits)
+    except OSError:
+        pass  # the engine went away while we answered
+    finally:
+        end_workers()
+        try:
+            os.rmdir(root_dir)
         except OSError:
             pass
 
 
-def _serve_spawns(control: socket.socket, plan: SandboxPlan, limits: Limits) -> None:
-    from grader.sandboxed.worker import reap_children
+def _exit_on_sigterm(signum, frame) -> None:
+    raise SystemExit(0)  # through serve's clean-up
 
+
+# first child's pid -> a pidfd (or the pid) of its worker, for each worker still running
+_running: dict[int, int] = {}
+
+
+def _serve_spawns(control: socket.socket, plan: SandboxPlan, limits: Limits) -> None:
     while True:
-        reap_children()
+        _reap_first_children()
         try:
             message, fds, _, _ = socket.recv_fds(control, 4096, 3)
         except OSError:
@@ -80,6 +99,7 @@ def _serve_spawns(control: socket.socket, plan: SandboxPlan, limits: Limits) -> 
             if json.loads(message).get("op") != ZygoteOp.SPAWN:
                 raise ValueError(f"not a spawn request: {message[:100]!r}")
             pid, parent = _fork_worker(plan, limits, control, fds)
+            _running[parent] = _worker_handle(pid)
             reply: SpawnReply = {"pid": pid, "parent": parent}
             _send(control, reply)
         except BaseException:
@@ -92,14 +112,59 @@ def _serve_spawns(control: socket.socket, plan: SandboxPlan, limits: Limits) -> 
                     pass
 
 
+def _worker_handle(pid: int) -> int:
+    """A pidfd for the worker where the system has them: a signal through it cannot reach a
+    process that reused the pid. Else the pid itself (negative, to tell them apart)."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return -pid
+
+
+def _reap_first_children() -> None:
+    """Collect every child that has ended (so none stays a zombie) and forget its worker."""
+    try:
+        while (pid := os.waitpid(-1, os.WNOHANG)[0]) > 0:
+            handle = _running.pop(pid, None)
+            if handle is not None and handle >= 0:
+                os.close(handle)
+    except ChildProcessError:
+        pass
+
+
+def end_workers(grace_s: float = 5.0) -> None:
+    """Kill every worker still running and wait while each first child cleans up after its own (kills
+    what the worker left, removes its work folder); a first child still there after `grace_s` is killed."""
+    for handle in _running.values():
+        try:
+            if handle >= 0:
+                signal.pidfd_send_signal(handle, signal.SIGKILL)
+            else:
+                os.kill(-handle, signal.SIGKILL)
+        except OSError:
+            pass
+    deadline = time.monotonic() + grace_s
+    while _running and time.monotonic() < deadline:
+        _reap_first_children()
+        if _running:
+            time.sleep(0.01)
+    for first in list(_running):
+        try:
+            os.kill(first, signal.SIGKILL)
+            os.waitpid(first, 0)
+        except OSError:
+            pass
+        handle = _running.pop(first)
+        if handle >= 0:
+            os.close(handle)
+
+
 def _send(control: socket.socket, reply: ZygoteHello | SpawnReply) -> None:
     control.sendall(json.dumps(reply).encode() + b"\n")
 
 
-def choose_plan(config: dict) -> SandboxPlan:
+def choose_plan(config: dict, root_dir: str) -> SandboxPlan:
     """Pick the strongest isolation this machine allows, by trying it in a throwaway child."""
-    root_dir = tempfile.mkdtemp(prefix="autograd-lab-root-")
-    os.chmod(root_dir, 0o755)
     base = dict(root_dir=root_dir, readonly_paths=config["readonly"], hidden_paths=config["hidden"],
                 device=config["device"])
     modes = ["root-namespaces"] if os.geteuid() == 0 else []
