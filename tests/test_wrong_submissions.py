@@ -16,15 +16,22 @@ import os
 from pathlib import Path
 
 import pytest
+import torch
 
 from grader import catalog
-from grader.host import results
+from grader.cases import kit
+from grader.host import plugin, results
 from grader.host.runner import Options, grade_many
+from grader.host.student_code import CallResult
+from grader.protocol.messages import Outcome
+from grader.protocol.wire import RemoteTensor
 
 from conftest import SOLUTIONS, SUBMISSIONS, lost, make_submission
 
 WRONG = SUBMISSIONS / "wrong"
 CONSTANTS = ("EXERCISE", "MODULE", "PUBLIC", "MISTAKE")
+DEVICE_CONSTANTS = ("DEVICE", "ON_DEVICE")  # device-specific mistakes only
+RETURNS_ON_CPU = "returns a tensor on cpu"
 
 
 def read_entry(path: Path) -> dict:
@@ -33,17 +40,20 @@ def read_entry(path: Path) -> dict:
     entry = {"name": path.stem, "path": path, "doc": ast.get_docstring(tree)}
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and node.targets[0].id in CONSTANTS and isinstance(node.value, ast.Constant):
+                and node.targets[0].id in CONSTANTS + DEVICE_CONSTANTS and isinstance(node.value, ast.Constant):
             entry[node.targets[0].id] = node.value.value
     return entry
 
 
 CORPUS = {p.stem: read_entry(p) for p in sorted(WRONG.glob("*.py"))}
+ON_CPU = sorted(n for n, e in CORPUS.items() if "DEVICE" not in e)  # caught on every device
+ON_GPU = sorted(n for n, e in CORPUS.items() if "DEVICE" in e)  # caught with --device cuda only
 
 
-def corpus_paths(base: Path) -> list[str]:
+def corpus_paths(base: Path, names: list[str] | None = None) -> list[str]:
     paths = []
-    for name, entry in CORPUS.items():
+    for name in names or CORPUS:
+        entry = CORPUS[name]
         module = entry["MODULE"]
         source = (SOLUTIONS / module).read_text() + "\n\n" + entry["path"].read_text()
         paths.append(str(make_submission(base / "subs" / name, {module: source})))
@@ -87,9 +97,14 @@ def test_entry_is_well_formed(name):
     assert prefix == entry["EXERCISE"], f"{name}: the mistake id starts with its exercise"
     catalog.mistake(prefix, key)  # listed in mistakes.yaml
     assert entry["doc"] and len(entry["doc"].splitlines()) == 1, f"{name}: say the mistake in one sentence"
+    if "DEVICE" in entry or "ON_DEVICE" in entry:
+        assert entry.get("DEVICE") == "cuda", f"{name}: DEVICE = 'cuda' is the only device-specific kind"
+        on_device = entry.get("ON_DEVICE", "")
+        assert on_device == RETURNS_ON_CPU or ": " in on_device, \
+            f"{name}: ON_DEVICE is the error raised ('Type: message') or {RETURNS_ON_CPU!r}"
 
 
-@pytest.mark.parametrize("name", sorted(CORPUS))
+@pytest.mark.parametrize("name", ON_CPU)
 def test_mistake_costs_its_own_exercise_only(graded, name):
     entry = CORPUS[name]
     report = graded(name)
@@ -102,7 +117,50 @@ def test_mistake_costs_its_own_exercise_only(graded, name):
         f"{name}: PUBLIC = {entry['PUBLIC']!r}, but grader check says {failed_tests(check, entry['EXERCISE'])}"
 
 
-@pytest.mark.parametrize("name", sorted(CORPUS))
+@pytest.mark.parametrize("name", ON_GPU)
+def test_device_mistake_is_right_on_the_cpu(graded, name):
+    """On the CPU a device-specific mistake does no harm: full marks, and `grader check` passes. (One that
+    loses points on the CPU is an ordinary mistake and belongs without DEVICE.)"""
+    report = graded(name)
+    assert results.validate(report) == []
+    assert lost(report) == set(), f"{name} lost points on the CPU: {sorted(lost(report))}"
+    assert check_passes(graded(name, "check"), CORPUS[name]["EXERCISE"])
+
+
+@pytest.mark.parametrize("name", ON_GPU)
+def test_device_mistake_is_named_from_its_gpu_failure(name):
+    """What the mistake does on a GPU (ON_DEVICE: torch's error, or a result left on the CPU) fails the
+    exercise's check with the mistake's id and advice, through the same kit and plugin code a GPU run uses."""
+    entry = CORPUS[name]
+    exercise = entry["EXERCISE"]
+    x = torch.zeros(3, dtype=torch.float64)
+    if entry["ON_DEVICE"] == RETURNS_ON_CPU:
+        value = RemoteTensor(data=x, dtype=x.dtype, shape=(3,), device="cpu")
+        call = CallResult(exercise, (x,), Outcome.RETURNED, value, device="cuda")
+        check = lambda: kit.result_tensor(call, kit.returned(call), "the result", like=x)  # noqa: E731
+    else:
+        kind, _, message = entry["ON_DEVICE"].partition(": ")
+        call = CallResult(exercise, (x,), Outcome.RAISED, exception={"type": kind, "message": message}, device="cuda")
+        check = lambda: kit.returned(call)  # noqa: E731
+    with pytest.raises(kit.Fail) as failure:
+        check()
+    status, message, mistake = plugin.classify(failure, visible=False, exercise=exercise)
+    assert status == "failed" and mistake is not None and mistake["id"] == entry["MISTAKE"], (status, message)
+    assert mistake["en"] in message and mistake["zh"] in message
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: the device-specific mistakes graded for real")
+@pytest.mark.parametrize("name", ON_GPU)
+def test_device_mistake_is_caught_on_the_gpu(tmp_path, name):
+    entry = CORPUS[name]
+    (path,) = corpus_paths(tmp_path, [name])
+    (report,) = grade_many([path], tmp_path / "out", Options(seed=0, device="cuda")).reports
+    assert lost(report) == {entry["EXERCISE"]}
+    named = [t for t in failed_tests(report, entry["EXERCISE"]) if t.get("mistake", {}).get("id") == entry["MISTAKE"]]
+    assert named, [t["message"][:200] for t in failed_tests(report, entry["EXERCISE"])]
+
+
+@pytest.mark.parametrize("name", ON_CPU)
 def test_failure_names_the_mistake(graded, name):
     """A failed test of the exercise carries the mistake's id, and its message gives the mistake's advice."""
     entry = CORPUS[name]
@@ -116,8 +174,8 @@ def test_failure_names_the_mistake(graded, name):
 def test_every_mistake_fails_grader_check():
     """Each corpus mistake breaks a rule its exercise's docstring states, and the public checks (the
     docstring's examples and the public edge cases) catch every one: none is PUBLIC = "pass"."""
-    assert len(CORPUS) >= 60
-    assert sorted(n for n, e in CORPUS.items() if e["PUBLIC"] == "pass") == []
+    assert len(ON_CPU) >= 60
+    assert sorted(n for n in ON_CPU if CORPUS[n]["PUBLIC"] == "pass") == []
 
 
 # Exercise-specific entries of mistakes.yaml that no corpus file makes, and why.
