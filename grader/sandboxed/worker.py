@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import importlib
 import json.encoder
+import operator
 import os
 import sys
 import time
@@ -426,14 +427,41 @@ class TorchState:
     CLASSES = (torch.Tensor, torch.autograd.Function)
 
     def __init__(self):
-        self.modules = [(m, dict(vars(m))) for m in (sys.modules[name] for name in self.NAMESPACES)]
-        self.classes = [(c, dict(vars(c))) for c in self.CLASSES]
+        self.modules = [(m, _Names(vars(m))) for m in (sys.modules[name] for name in self.NAMESPACES)]
+        self.classes = [(c, _Names(vars(c))) for c in self.CLASSES]
 
     def restore(self) -> None:
-        for module, saved in self.modules:
-            _put_back(vars(module), saved, lambda k, v, m=module: setattr(m, k, v), lambda k, m=module: delattr(m, k))
-        for cls, saved in self.classes:
-            _put_back(vars(cls), saved, lambda k, v, c=cls: setattr(c, k, v), lambda k, c=cls: delattr(c, k))
+        for module, names in self.modules:
+            names.put_back(vars(module), lambda k, v, m=module: setattr(m, k, v), lambda k, m=module: delattr(m, k))
+        for cls, names in self.classes:
+            names.put_back(vars(cls), lambda k, v, c=cls: setattr(c, k, v), lambda k, c=cls: delattr(c, k))
+
+
+class _Names:
+    """A namespace's names as they were. Checked before every call (about 190 times a submission),
+    so the usual case, nothing changed, is one pass in C over the names and one over their objects,
+    in the order they were recorded."""
+
+    def __init__(self, namespace):
+        self.saved = dict(namespace)
+        self._record_order(namespace)
+
+    def _record_order(self, namespace) -> None:
+        self.keys, self.values = tuple(namespace), tuple(namespace.values())
+
+    def intact(self, namespace, _is=operator.is_) -> bool:
+        try:
+            return len(namespace) == len(self.keys) and all(map(_is, namespace, self.keys)) \
+                and all(map(_is, namespace.values(), self.values))
+        except RuntimeError:  # changed while read (a thread of the student's): not intact
+            return False
+
+    def put_back(self, namespace, set_, del_) -> None:
+        if self.intact(namespace):
+            return
+        _put_back(namespace, self.saved, set_, del_)
+        if len(namespace) == len(self.saved) and all(namespace.get(k) is v for k, v in self.saved.items()):
+            self._record_order(namespace)  # the same names in another order: quick again next time
 
 
 def _put_back(current, saved: dict, set_, del_) -> None:
