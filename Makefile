@@ -40,7 +40,7 @@ test-fast: setup
 	$(PY) -m pytest tests -q -m "not slow"
 
 bench: setup
-	$(PY) bench/benchmark.py
+	$(PY) bench/benchmark.py --readme README.md
 
 gpu-check:
 	PYTHONPATH=$(CURDIR) $(GPU_PYTHON) bench/gpu_check.py $(GPU_CHECK_ARGS)
