@@ -1,7 +1,8 @@
 # Two commands do all the set-up on a fresh machine (see README.md):
 #   make demo   install, grade the bundled sample submissions into out/, then write the class
 #               report (out/report.html) and one feedback page per submission (out/feedback/)
-#   make test   install, then check the layout's import contracts and run the whole test suite
+#   make test   install, then check the layout's import contracts and run the whole test suite (which runs
+#               `grader validate`, the course audit, once: tests/test_validate.py)
 # Both install into .venv with a CPU build of torch (TORCH= to change the pin).
 #   make gpu-check   on a CUDA machine: grade the corpus with --device cuda and --device cpu, compare,
 #               measure (bench/gpu_check.py); installs nothing, runs the checkout with GPU_PYTHON (the

@@ -67,15 +67,19 @@ class Entry:
 
 def build_corpus(work: Path, only: set[str] | None) -> list[Entry]:
     import hostile_corpus as hc
-    from test_wrong_submissions import CORPUS, corpus_paths
 
-    from conftest import SOLUTIONS, STUBS
+    from conftest import SOLUTIONS, STUBS, SUBMISSIONS, make_submission
+    from grader import catalog
+    from grader.validate import mistakes
 
+    course = catalog.load()
+    corpus = mistakes.read_folder(SUBMISSIONS / "wrong")
     entries = [Entry("reference", "reference", str(SOLUTIONS)), Entry("stubs", "stubs", str(STUBS))]
-    names = [n for n in CORPUS if only is None or n in only]
-    for name, path in zip(names, corpus_paths(work / "wrong", names)):
-        e = CORPUS[name]
-        entries.append(Entry(name, "device mistake" if "DEVICE" in e else "mistake", path,
+    for name, e in corpus.items():
+        if only is not None and name not in only:
+            continue
+        path = make_submission(work / "wrong" / name, mistakes.submission_modules(e, course))
+        entries.append(Entry(name, "device mistake" if mistakes.device_of(e) else "mistake", str(path),
                              exercise=e["EXERCISE"], mistake=e["MISTAKE"]))
     for t in hc.TECHNIQUES:
         name = f"hostile-{t.name}"

@@ -41,8 +41,7 @@ class Corpus:
     def __init__(self, work: Path):
         self.work = work
         self.engines: dict[str, Engine] = {}
-        self.secret_names = sorted({t for e in __import__("yaml").safe_load(
-            (ROOT / "grader/cases/points.yaml").read_text()).values() for t in (e.get("hidden") or {})})
+        self.secret_names = sorted({t.name for e in catalog.load().exercises for t in e.tests if t.folder == "hidden"})
         self.solution_lines = sorted({line.strip() for p in hc.SOLUTIONS.glob("*.py")
                                       for line in p.read_text().splitlines() if len(line.strip()) >= 40}
                                      - {line.strip() for p in hc.STUBS.glob("*.py") for line in p.read_text().splitlines()})

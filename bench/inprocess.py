@@ -81,7 +81,7 @@ class InProcessEngine(Engine):
         super().__init__(options)
         self.real_launcher = self.launcher
         self.launcher = _InProcessLauncher(self.real_launcher.plan)
-        worker_module.prepare_process()
+        worker_module.prepare_process([str(p) for p in self.catalog.helpers])
 
     def close(self) -> None:
         self.launcher = self.real_launcher

@@ -1,31 +1,35 @@
-"""The course's catalogue: exercises, test points and the scoring rule (`grader/cases/points.yaml`),
-the known learner mistakes (`grader/cases/mistakes.yaml`), and the fingerprint of the tests.
+"""The course's catalogue: one file (`grader/cases/course.yaml` by default) and what derives from it.
 
-points.yaml is the single place that says which exercises exist, which module holds each,
-what every test is worth, public and hidden apart, and which tests are the exercise's general case:
+The course file lists the modules a submission holds, the exercises of each, what every test is
+worth (public and hidden apart), each exercise's `general` tests (the scoring rule below), its
+learner mistakes and facts such as "ships with code to repair", the mistakes every exercise shares,
+and where the course's folders are (stubs, solutions, test folders, worker-side helpers, learner
+mistakes). Its own comments describe each field; docs/authoring.md walks through adding an exercise.
 
-    partial_grads:
-      module: grad.py
-      general: [test_partial_grads_on_random_inputs]   # the general case: random inputs, answers no constant fits
-      public:
-        test_partial_grads_lecture: 1        # points of the test (shared by its parameter cases)
-        test_partial_grads_docstring: 0      # a check without points (the docstring's examples)
-      hidden:
-        test_partial_grads_on_random_inputs: 2
-        test_partial_grads_edge_case: 1.5
+    exercises:
+      partial_grads:
+        module: grad.py
+        general: [test_partial_grads_on_random_inputs]   # the general case: random inputs, answers no constant fits
+        public:
+          test_partial_grads_lecture: 1          # points of the test (shared by its parameter cases)
+          test_partial_grads_docstring: 0        # a check without points (the docstring's examples)
+        hidden:
+          test_partial_grads_on_random_inputs: 2
+        mistakes:
+          no_allow_unused: {en: "...", zh: "..."}
 
 The scoring rule, "no points without work" (grader.md, Rules of scoring): a test that is not one of
 its exercise's `general` tests earns its points only when every general test of the exercise earned
-points too, that is passed on at least one of its random inputs in the same run. So an edge case
-whose answer is trivial (zeros, {}, an empty stack), a conventions check, and a public test whose
-fixed inputs a hard-coded answer could fit are worth nothing on their own. (Conventions tests also
-check the values of the very call whose conventions they judge.) A test whose required general test
-did not run (`grader check` runs the public tests only) is judged on its own. `grader.host.scoring`
-applies the rule; a test it withholds is reported `failed`, with a message that says why.
+points too, that is passed on at least one of its random inputs in the same run. (Conventions tests
+also check the values of the very call whose conventions they judge.) A test whose required general
+test did not run (`grader check` runs the public tests only) is judged on its own.
+`grader.host.scoring` applies the rule; a test it withholds is reported `failed`, with a message that
+says why. A test the course file does not list, or a listed test that does not exist, is a
+configuration error, reported loudly.
 
-Public tests live in `cases/public/test_<module>.py`, hidden ones in `cases/hidden/...`;
-a test the YAML does not list, or a listed test that does not exist, is a configuration
-error, reported loudly.
+One course is active per process: the default, or the one `use(path)` chose (`--course PATH`);
+`load()` returns it. Everything is read, never run: the course's code (tests, oracle, helpers) is
+loaded by the engine (`grader.host`) and by the workers' zygote.
 """
 
 from __future__ import annotations
@@ -39,9 +43,13 @@ from pathlib import Path
 import yaml
 
 CASES_DIR = Path(__file__).parent / "cases"
-POINTS_FILE = CASES_DIR / "points.yaml"
-MISTAKES_FILE = CASES_DIR / "mistakes.yaml"
+DEFAULT_COURSE = CASES_DIR / "course.yaml"
+FOLDERS = ("public", "hidden")
 VISIBILITY = {"public": "visible", "hidden": "hidden"}
+COURSE_KEYS = {"course", "stubs", "solutions", "learner_mistakes", "public", "hidden", "helpers", "modules",
+               "mistakes", "exercises"}
+EXERCISE_KEYS = {"module", "general", "public", "hidden", "repair", "mistakes"}
+MISTAKE_KEYS = {"en", "zh", "error"}
 
 
 class CatalogError(ValueError):
@@ -60,93 +68,6 @@ class TestSpec:
         return VISIBILITY[self.folder]
 
 
-@dataclass
-class Exercise:
-    name: str
-    module: str  # "grad.py"
-    tests: list[TestSpec] = field(default_factory=list)
-    general: tuple[str, ...] = ()  # the tests of the general case; every other test's points need them
-
-    @property
-    def module_name(self) -> str:
-        return self.module.removesuffix(".py")
-
-    @property
-    def max_score(self) -> float:
-        return sum(t.points for t in self.tests)
-
-
-@dataclass
-class Catalog:
-    exercises: list[Exercise]
-
-    @property
-    def modules_by_function(self) -> dict[str, str]:
-        return {e.name: e.module_name for e in self.exercises}
-
-    @property
-    def modules(self) -> list[str]:
-        return list(dict.fromkeys(e.module for e in self.exercises))
-
-    def exercise(self, name: str) -> Exercise:
-        for e in self.exercises:
-            if e.name == name:
-                return e
-        raise KeyError(name)
-
-    def test(self, folder: str, name: str) -> TestSpec:
-        for e in self.exercises:
-            for t in e.tests:
-                if t.folder == folder and t.name == name:
-                    return t
-        raise CatalogError(f"test {folder}/{name} is not listed in {POINTS_FILE.name}")
-
-    def max_score(self, folders: tuple[str, ...] = ("public", "hidden")) -> float:
-        return sum(t.points for e in self.exercises for t in e.tests if t.folder in folders)
-
-
-def parse(data: dict) -> Catalog:
-    if not isinstance(data, dict) or not data:
-        raise CatalogError("points.yaml must map exercise names to their entries")
-    exercises = []
-    for name, entry in data.items():
-        if not isinstance(entry, dict) or not str(entry.get("module", "")).endswith(".py"):
-            raise CatalogError(f"{name}: needs a 'module: <file>.py' entry")
-        general = entry.get("general") or []
-        if not isinstance(general, list) or not all(isinstance(g, str) for g in general):
-            raise CatalogError(f"{name}: 'general' must be a list of test names")
-        exercise = Exercise(name=name, module=entry["module"], general=tuple(general))
-        for folder in ("public", "hidden"):
-            for test, points in (entry.get(folder) or {}).items():
-                if not isinstance(points, (int, float)) or isinstance(points, bool) or points < 0:
-                    raise CatalogError(f"{name}/{test}: points must be a number >= 0")
-                exercise.tests.append(TestSpec(test, name, folder, float(points)))
-        if not exercise.tests:
-            raise CatalogError(f"{name}: lists no tests")
-        unknown = sorted(set(general) - {t.name for t in exercise.tests})
-        if unknown:
-            raise CatalogError(f"{name}: general names tests it does not list: {', '.join(unknown)}")
-        exercises.append(exercise)
-    seen: dict[tuple[str, str], str] = {}
-    for e in exercises:
-        for t in e.tests:
-            if (t.folder, t.name) in seen:
-                raise CatalogError(f"test {t.folder}/{t.name} listed under both {seen[(t.folder, t.name)]} and {e.name}")
-            seen[(t.folder, t.name)] = e.name
-    return Catalog(exercises)
-
-
-@lru_cache(maxsize=1)
-def load(path: Path = POINTS_FILE) -> Catalog:
-    with open(path, encoding="utf-8") as f:
-        return parse(yaml.safe_load(f))
-
-
-# ============================================================================= known mistakes
-
-COMMON = "common"  # the section of mistakes.yaml that every exercise shares
-
-
 @dataclass(frozen=True)
 class Mistake:
     key: str
@@ -162,50 +83,218 @@ class Mistake:
         return {"id": f"{exercise}.{self.key}", "en": en, "zh": zh}
 
 
-def parse_mistakes(data: dict, exercises: set[str]) -> dict[str, dict[str, Mistake]]:
-    if not isinstance(data, dict) or COMMON not in data:
-        raise CatalogError("mistakes.yaml must map 'common' and exercise names to their mistakes")
-    sections: dict[str, dict[str, Mistake]] = {}
-    for section, entries in data.items():
-        if section != COMMON and section not in exercises:
-            raise CatalogError(f"mistakes.yaml: {section!r} is neither 'common' nor an exercise of points.yaml")
-        if not isinstance(entries, dict):
-            raise CatalogError(f"mistakes.yaml: {section} must map mistake keys to entries")
-        sections[section] = {}
-        for key, entry in entries.items():
-            if not re.fullmatch(r"[a-z][a-z0-9_]*", str(key)):
-                raise CatalogError(f"mistakes.yaml: {section}.{key}: keys are lower_case identifiers")
-            if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) and entry[k] for k in ("en", "zh")):
-                raise CatalogError(f"mistakes.yaml: {section}.{key} needs 'en' and 'zh' texts")
-            if set(entry) - {"en", "zh", "error"}:
-                raise CatalogError(f"mistakes.yaml: {section}.{key}: unknown fields {sorted(set(entry) - {'en', 'zh', 'error'})}")
-            sections[section][key] = Mistake(key, entry["en"], entry["zh"], entry.get("error"))
-    return sections
+@dataclass
+class Exercise:
+    name: str
+    module: str  # "grad.py"
+    tests: list[TestSpec] = field(default_factory=list)
+    general: tuple[str, ...] = ()  # the tests of the general case; every other test's points need them
+    repair: bool = False  # the stub ships code to repair instead of raising NotImplementedError
+    mistakes: dict[str, Mistake] = field(default_factory=dict)  # its own learner mistakes, by key
+
+    @property
+    def module_name(self) -> str:
+        return self.module.removesuffix(".py")
+
+    @property
+    def max_score(self) -> float:
+        return sum(t.points for t in self.tests)
 
 
-@lru_cache(maxsize=1)
-def load_mistakes(path: Path = MISTAKES_FILE) -> dict[str, dict[str, Mistake]]:
-    with open(path, encoding="utf-8") as f:
-        return parse_mistakes(yaml.safe_load(f), {e.name for e in load().exercises})
+@dataclass
+class Catalog:
+    exercises: list[Exercise]
+    path: Path = DEFAULT_COURSE  # the course file
+    name: str = "course"
+    module_info: dict[str, dict] = field(default_factory=dict)  # module file -> its facts (lecture, ...)
+    common_mistakes: dict[str, Mistake] = field(default_factory=dict)
+    places: dict[str, str] = field(default_factory=dict)  # stubs, solutions, learner_mistakes, public, hidden
+    helper_files: tuple[str, ...] = ()  # worker-side helpers, relative to the course file
+
+    @property
+    def modules_by_function(self) -> dict[str, str]:
+        return {e.name: e.module_name for e in self.exercises}
+
+    @property
+    def modules(self) -> list[str]:
+        return list(self.module_info) or list(dict.fromkeys(e.module for e in self.exercises))
+
+    @property
+    def root(self) -> Path:
+        return self.path.resolve().parent
+
+    def place(self, key: str) -> Path | None:
+        """A folder the course file names (stubs, solutions, learner_mistakes, public, hidden), or None."""
+        default = key if key in FOLDERS else None
+        where = self.places.get(key, default)
+        return None if where is None else (self.root / where).resolve()
+
+    def folder(self, folder: str) -> Path:
+        """The test folder of `public` or `hidden` tests."""
+        return self.place(folder)
+
+    @property
+    def helpers(self) -> list[Path]:
+        return [(self.root / h).resolve() for h in self.helper_files]
+
+    def exercise(self, name: str) -> Exercise:
+        for e in self.exercises:
+            if e.name == name:
+                return e
+        raise KeyError(name)
+
+    def exercises_in(self, module: str) -> tuple[str, ...]:
+        """The names of the exercises a module ("grad.py") holds, in order."""
+        return tuple(e.name for e in self.exercises if e.module == module)
+
+    def test(self, folder: str, name: str) -> TestSpec:
+        for e in self.exercises:
+            for t in e.tests:
+                if t.folder == folder and t.name == name:
+                    return t
+        raise CatalogError(f"test {folder}/{name} is not listed in {self.path.name}")
+
+    def max_score(self, folders: tuple[str, ...] = FOLDERS) -> float:
+        return sum(t.points for e in self.exercises for t in e.tests if t.folder in folders)
+
+    def mistake(self, exercise: str, key: str) -> Mistake:
+        """The mistake `key` as the exercise knows it: its own entry, else the common one."""
+        own = self.exercise(exercise).mistakes if exercise in self.modules_by_function else {}
+        found = own.get(key) or self.common_mistakes.get(key)
+        if found is None:
+            raise CatalogError(f"mistake {key!r} of {exercise} is not listed in {self.path.name}")
+        return found
+
+    def error_mistake(self, exercise: str, error_text: str) -> str | None:
+        """The key of the mistake an exception ("Type: message") in this exercise means, if known."""
+        own = self.exercise(exercise).mistakes if exercise in self.modules_by_function else {}
+        for section in (own, self.common_mistakes):
+            for key, m in section.items():
+                if m.error and m.error in error_text:
+                    return key
+        return None
 
 
-def mistake(exercise: str, key: str) -> Mistake:
-    """The mistake `key` as the exercise knows it: its own entry, else the common one."""
-    sections = load_mistakes()
-    found = sections.get(exercise, {}).get(key) or sections[COMMON].get(key)
-    if found is None:
-        raise CatalogError(f"mistake {key!r} of {exercise} is not listed in {MISTAKES_FILE.name}")
+# ============================================================================= reading the course file
+
+def parse(data: dict, path: Path = DEFAULT_COURSE) -> Catalog:
+    """The catalogue a course file's data describes; CatalogError says what is wrong with it."""
+    if not isinstance(data, dict) or not isinstance(data.get("exercises"), dict) or not data["exercises"]:
+        raise CatalogError(f"{path.name}: needs `exercises:`, mapping exercise names to their entries")
+    unknown = sorted(set(data) - COURSE_KEYS)
+    if unknown:
+        raise CatalogError(f"{path.name}: unknown keys {unknown}; a course file has {sorted(COURSE_KEYS)}")
+    modules = data.get("modules") or {}
+    if not isinstance(modules, dict) or not all(str(m).endswith(".py") for m in modules):
+        raise CatalogError(f"{path.name}: `modules:` maps module files (<name>.py) to their facts")
+    helpers = data.get("helpers") or []
+    if not isinstance(helpers, list) or not all(isinstance(h, str) and h.endswith(".py") for h in helpers):
+        raise CatalogError(f"{path.name}: `helpers:` is a list of .py files")
+    places = {key: str(data[key]) for key in ("stubs", "solutions", "learner_mistakes", *FOLDERS) if data.get(key)}
+    exercises = [_exercise(name, entry, modules) for name, entry in data["exercises"].items()]
+    seen: dict[tuple[str, str], str] = {}
+    for e in exercises:
+        for t in e.tests:
+            if (t.folder, t.name) in seen:
+                raise CatalogError(f"test {t.folder}/{t.name} listed under both {seen[(t.folder, t.name)]} and {e.name}")
+            seen[(t.folder, t.name)] = e.name
+    unused = [m for m in modules if not any(e.module == m for e in exercises)]
+    if unused:
+        raise CatalogError(f"{path.name}: modules without an exercise: {', '.join(unused)}")
+    return Catalog(exercises=exercises, path=Path(path), name=str(data.get("course") or Path(path).parent.name),
+                   module_info={m: dict(info or {}) for m, info in modules.items()},
+                   common_mistakes=_mistakes("mistakes", data.get("mistakes") or {}),
+                   places=places, helper_files=tuple(helpers))
+
+
+def _exercise(name: str, entry, modules: dict) -> Exercise:
+    if not isinstance(entry, dict) or not str(entry.get("module", "")).endswith(".py"):
+        raise CatalogError(f"{name}: needs a 'module: <file>.py' entry")
+    if modules and entry["module"] not in modules:
+        raise CatalogError(f"{name}: its module {entry['module']} is not one of `modules:`")
+    unknown = sorted(set(entry) - EXERCISE_KEYS)
+    if unknown:
+        raise CatalogError(f"{name}: unknown keys {unknown}; an exercise has {sorted(EXERCISE_KEYS)}")
+    general = entry.get("general") or []
+    if not isinstance(general, list) or not all(isinstance(g, str) for g in general):
+        raise CatalogError(f"{name}: 'general' must be a list of test names")
+    if not isinstance(entry.get("repair", False), bool):
+        raise CatalogError(f"{name}: 'repair' is true or false")
+    exercise = Exercise(name=name, module=entry["module"], general=tuple(general), repair=entry.get("repair", False),
+                        mistakes=_mistakes(name, entry.get("mistakes") or {}))
+    for folder in FOLDERS:
+        for test, points in (entry.get(folder) or {}).items():
+            if not isinstance(points, (int, float)) or isinstance(points, bool) or points < 0:
+                raise CatalogError(f"{name}/{test}: points must be a number >= 0")
+            exercise.tests.append(TestSpec(test, name, folder, float(points)))
+    if not exercise.tests:
+        raise CatalogError(f"{name}: lists no tests")
+    unknown = sorted(set(general) - {t.name for t in exercise.tests})
+    if unknown:
+        raise CatalogError(f"{name}: general names tests it does not list: {', '.join(unknown)}")
+    return exercise
+
+
+def _mistakes(section: str, entries) -> dict[str, Mistake]:
+    if not isinstance(entries, dict):
+        raise CatalogError(f"{section}: `mistakes:` maps mistake keys to entries")
+    found = {}
+    for key, entry in entries.items():
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", str(key)):
+            raise CatalogError(f"{section}.{key}: mistake keys are lower_case identifiers")
+        if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) and entry[k] for k in ("en", "zh")):
+            raise CatalogError(f"{section}.{key} needs 'en' and 'zh' texts")
+        if set(entry) - MISTAKE_KEYS:
+            raise CatalogError(f"{section}.{key}: unknown fields {sorted(set(entry) - MISTAKE_KEYS)}")
+        found[key] = Mistake(key, entry["en"], entry["zh"], entry.get("error"))
     return found
 
 
+@lru_cache(maxsize=8)
+def _load(path: Path) -> Catalog:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CatalogError(f"cannot read the course file {path}: {exc.strerror or exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise CatalogError(f"{path}: not valid YAML: {exc}") from None
+    return parse(data, path)
+
+
+_active: Path = DEFAULT_COURSE
+
+
+def use(path: str | Path | None) -> Catalog:
+    """Make the course file at `path` (None: the default course) this process's course, and return it."""
+    global _active
+    chosen = _course_file(path) if path else DEFAULT_COURSE
+    catalog = _load(chosen)
+    _active = chosen
+    return catalog
+
+
+def _course_file(path: str | Path) -> Path:
+    chosen = Path(path).resolve()
+    return chosen / "course.yaml" if chosen.is_dir() else chosen
+
+
+def active_path() -> Path:
+    return _active
+
+
+def load(path: str | Path | None = None) -> Catalog:
+    """The catalogue of the course file at `path`, by default this process's course."""
+    return _load(_course_file(path) if path else _active)
+
+
+def mistake(exercise: str, key: str) -> Mistake:
+    return load().mistake(exercise, key)
+
+
 def error_mistake(exercise: str, error_text: str) -> str | None:
-    """The key of the mistake an exception ("Type: message") in this exercise means, if known."""
-    sections = load_mistakes()
-    for section in (sections.get(exercise, {}), sections[COMMON]):
-        for key, m in section.items():
-            if m.error and m.error in error_text:
-                return key
-    return None
+    return load().error_mistake(exercise, error_text)
 
 
 # ============================================================================= the tests' fingerprint
@@ -213,13 +302,35 @@ def error_mistake(exercise: str, error_text: str) -> str | None:
 FINGERPRINT_SUFFIXES = (".py", ".yaml", ".json", ".ini")
 
 
-def tests_sha256(cases_dir: Path = CASES_DIR) -> str:
-    """A hash of the test cases (public and hidden), points.yaml, mistakes.yaml and the grader's
-    version: with the seed and the device it decides whether `--resume` may keep a score file."""
+def course_files(catalog: Catalog) -> dict[str, Path]:
+    """The files that make the course's tests (path relative to the course file -> file): the course
+    file, the test folders with their oracle, the worker-side helpers, and the stubs (their docstrings'
+    examples are public checks) where the course has them."""
+    files = {catalog.path.name: catalog.path}
+    stubs = catalog.place("stubs")
+    for base in [catalog.folder(f) for f in FOLDERS] + catalog.helpers + ([stubs] if stubs else []):
+        found = [base] if base.is_file() else sorted(base.rglob("*")) if base.is_dir() else []
+        for path in found:
+            if path.is_file() and path.suffix in FINGERPRINT_SUFFIXES and "__pycache__" not in path.parts:
+                files[_relative(path, catalog.root)] = path
+    return files
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def tests_sha256(catalog: Catalog | None = None) -> str:
+    """A hash of the course's tests (the course file, public and hidden tests, oracle, helpers, the
+    stubs' docstring examples) and the grader's version: with the seed and the device it decides
+    whether `--resume` may keep a score file."""
     import grader
 
+    catalog = catalog or load()
     digest = hashlib.sha256(f"grader {grader.__version__}\0".encode())
-    for path in sorted(p for p in cases_dir.rglob("*") if p.is_file() and p.suffix in FINGERPRINT_SUFFIXES
-                       and "__pycache__" not in p.parts):
-        digest.update(path.relative_to(cases_dir).as_posix().encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    for rel, path in sorted(course_files(catalog).items()):
+        digest.update(rel.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()

@@ -13,12 +13,14 @@ import os
 import sys
 from pathlib import Path
 
+from grader.catalog import CatalogError
 from grader.errors import GraderError, UsageError
 
 # Modules that add commands: each defines register(commands, exports), where `commands`
 # is the top-level subparsers object and `exports` the subparsers of `grader export`.
 EXTENSIONS: list[str] = ["grader.exports.bundle", "grader.exports.submit", "grader.exports.gradescope",
-                         "grader.exports.otter", "grader.lms.cli", "grader.report.cli", "grader.policy.cli"]
+                         "grader.exports.otter", "grader.validate.cli", "grader.lms.cli", "grader.report.cli",
+                         "grader.policy.cli"]
 
 
 def _add_limit_options(p: argparse.ArgumentParser) -> None:
@@ -28,6 +30,8 @@ def _add_limit_options(p: argparse.ArgumentParser) -> None:
                    help="seconds one call into student code may take (default 10)")
     p.add_argument("--memory-mb", type=int, default=None, metavar="MB",
                    help="memory a worker may allocate beyond its start, CPU only (default 2048)")
+    p.add_argument("--course", metavar="PATH", default=None,
+                   help="the course file (or its folder) to use instead of the package's own course")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     check = commands.add_parser("check", help="run the public tests on your exercises (students)")
-    check.add_argument("path", nargs="?", default="exercises", help="folder with your six modules (default: ./exercises)")
+    check.add_argument("path", nargs="?", default="exercises", help="folder with your exercise modules (default: ./exercises)")
     check.add_argument("--exercise", action="append", metavar="NAME", help="only this exercise (repeatable)")
     _add_limit_options(check)
     check.set_defaults(func=cmd_check)
@@ -74,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except UsageError as exc:
+    except (UsageError, CatalogError) as exc:
         print(f"grader: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -98,7 +102,8 @@ def _options(args, folders: tuple[str, ...], exercises=None):
     except GraderError as exc:
         raise UsageError(str(exc)) from None
     return Options(device=device, seed=getattr(args, "seed", 0), folders=folders, exercises=exercises,
-                   limits=limits, extra_hidden=getattr(args, "hide", []))
+                   limits=limits, extra_hidden=getattr(args, "hide", []),
+                   course=str(Path(args.course).resolve()) if getattr(args, "course", None) else None)
 
 
 # ----------------------------------------------------------------------------- grader check
@@ -112,7 +117,7 @@ def cmd_check(args) -> int:
     if not path.exists():
         raise UsageError(f"{path} does not exist: run this where your exercises/ folder is, or give its path "
                          f"/ 找不到 {path}：请在 exercises/ 所在目录运行，或给出它的路径")
-    names = {e.name for e in catalog.load().exercises}
+    names = {e.name for e in catalog.use(args.course).exercises}
     unknown = sorted(set(args.exercise or []) - names)
     if unknown:
         raise UsageError(f"unknown exercise {', '.join(unknown)}; the exercises are: {', '.join(sorted(names))}")
@@ -152,6 +157,9 @@ def cmd_grade(args) -> int:
     from grader.display import grading_summary
     from grader.host.runner import grade_many
 
+    from grader import catalog
+
+    catalog.use(args.course)  # the modules that make a submission
     submissions = expand_submissions(args.submissions)
     missing = [s for s in submissions if not Path(s).exists()]
     if missing:

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from grader import catalog
 from grader.host.runner import Engine, Options
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
 STUBS = ROOT / "exercises"
 SUBMISSIONS = ROOT / "tests" / "submissions"
+FULL_MARKS = catalog.load().max_score()  # the course's total: what the reference scores
 OTTER_RUNS: list[tuple[str, float]] = []  # (what ran, wall seconds) of otter runs, shown after the tests
 
 
@@ -78,8 +83,20 @@ def public_engine():
     e.close()
 
 
+@pytest.fixture(scope="session")
+def validated(tmp_path_factory):
+    """`grader validate` on this course, run once as an instructor runs it (a subprocess): its exit status,
+    its output, and the score files it graded at seed 0 (`report("mistake-<name>")`, "lazy-<mode>",
+    "reference", "stubs"). The corpus tests read those instead of grading the corpus again."""
+    scores = tmp_path_factory.mktemp("validate") / "scores"
+    done = subprocess.run([sys.executable, "-m", "grader", "validate", "--scores", str(scores)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=1800)
+    return SimpleNamespace(returncode=done.returncode, stdout=done.stdout, stderr=done.stderr, scores=scores,
+                           report=lambda name: json.loads((scores / f"{name}.json").read_text()))
+
+
 def make_submission(folder: Path, overrides: dict[str, str | bytes] | None = None, base: Path = SOLUTIONS) -> Path:
-    """A submission folder: the six modules of `base`, with some modules' sources replaced."""
+    """A submission folder: the modules of `base`, with some modules' sources replaced."""
     folder.mkdir(parents=True, exist_ok=True)
     for module in base.glob("*.py"):
         shutil.copy(module, folder / module.name)

@@ -22,12 +22,10 @@ SOLUTIONS = ROOT / "solutions"
 STUBS = ROOT / "exercises"
 CORPUS = ROOT / "tests" / "submissions" / "hostile"
 MODULES = tuple(catalog.load().modules)
-GRAD = ("partial_grads", "nth_derivative", "hvp", "jacobian_rows")
-GRAPH = ("graph_node_counts", "make_leaf", "intermediate_grads", "dynamic_doubling")
-BACKWARD = ("two_losses_grad", "weighted_backward")
-ACCUMULATION = ("grads_per_step", "accumulate_microbatches", "gd_fit")
-INPLACE = ("add_into", "safe_add_", "shifted_sigmoid_and_grad")
-EXTENSIONS = ("SmoothAbs", "numerical_gradient", "frozen_predict")
+# The exercises of the modules the techniques attack (a technique's sources name the module it lives in).
+GRAD, GRAPH, BACKWARD, ACCUMULATION, INPLACE, EXTENSIONS = (
+    catalog.load().exercises_in(m) for m in ("grad.py", "graph.py", "backward.py", "accumulation.py", "inplace.py",
+                                             "extensions.py"))
 
 # Engines, by the limits a technique is graded with. Small limits keep the slow ones fast.
 LIMITS = {
@@ -192,7 +190,7 @@ def substitutions(t: Technique, work: Path, **given) -> dict:
     defaults = {
         "OUT_DIR": work / f"{t.name}-out", "NAME": t.name, "COMM": "agl" + uuid.uuid4().hex[:10], "PORT": port,
         "ABSTRACT": f"agl-{uuid.uuid4().hex}", "WALK_ROOT": "/",
-        "TARGETS": repr([str(ROOT / "grader/cases/hidden"), str(ROOT / "grader/cases/points.yaml"), str(SOLUTIONS)]),
+        "TARGETS": repr([str(ROOT / "grader/cases/hidden"), str(ROOT / "grader/cases/course.yaml"), str(SOLUTIONS)]),
         "TOUCH_MB": 3 * LIMITS[t.engine].memory_mb, "MARKER_FILE": work / f"{t.name}-unpickled", "SLEEP": 0.3,
     }
     return {key: given.get(key, defaults[key]) for key in t.substitutions}

@@ -1,7 +1,8 @@
 """Realistic score files and rosters for the LMS tests (schema-valid by construction, and checked).
 
-The 19 exercises of the problem set, in order, each with a visible test worth 2 points and a
-hidden test worth 3 (so the total is 95, and test weights differ inside an exercise).
+A fixed class of exercises named like the problem set's (the LMS tests' totals are their own, whatever
+the course becomes), each with a visible test worth 2 points and a hidden test worth 3 (so the total
+is 95, and test weights differ inside an exercise).
 """
 
 from __future__ import annotations

@@ -161,7 +161,7 @@ def gd_fit(X, Y, w0, lr, steps):
 
 
 def modules_of(base: Path, appended: dict[str, str]) -> dict[str, bytes]:
-    """The six modules of `base`, with source appended to some (a later def replaces an earlier one)."""
+    """The modules of `base`, with source appended to some (a later def replaces an earlier one)."""
     modules = {m: (base / m).read_bytes() for m in intake.module_files()}
     for module, source in appended.items():
         modules[module] += source.encode()

@@ -1,109 +1,138 @@
-"""points.yaml matches the spec's exercises and the test files, and bad catalogues are refused."""
+"""The course file agrees with the stubs, the solutions and the test files, and bad course files are refused."""
 
 import ast
+import re
+import shutil
 
 import pytest
+import yaml
 
 from grader import catalog
+from grader.cases import examples
 from grader.catalog import CatalogError
 
-from conftest import SOLUTIONS
+from conftest import ROOT, SOLUTIONS, STUBS
 
-SPEC_EXERCISES = {
-    "graph.py": ["graph_node_counts", "make_leaf", "intermediate_grads", "dynamic_doubling"],
-    "backward.py": ["two_losses_grad", "weighted_backward"],
-    "grad.py": ["partial_grads", "nth_derivative", "hvp", "jacobian_rows"],
-    "accumulation.py": ["grads_per_step", "accumulate_microbatches", "gd_fit"],
-    "inplace.py": ["add_into", "safe_add_", "shifted_sigmoid_and_grad"],
-    "extensions.py": ["SmoothAbs", "numerical_gradient", "frozen_predict"],
-}
+COURSE = catalog.load()
 
 
-def test_catalog_lists_the_19_exercises_of_the_spec():
-    cat = catalog.load()
-    listed = {}
-    for e in cat.exercises:
-        listed.setdefault(e.module, []).append(e.name)
-    assert listed == SPEC_EXERCISES
+def defined(folder, module: str) -> set[str]:
+    tree = ast.parse((folder / module).read_text())
+    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
 
 
-def test_solution_modules_define_every_exercise():
-    for module, names in SPEC_EXERCISES.items():
-        tree = ast.parse((SOLUTIONS / module).read_text())
-        defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-        assert set(names) <= defined
+def test_the_default_course_is_the_package_file_and_names_this_checkouts_folders():
+    assert COURSE.path == catalog.DEFAULT_COURSE
+    assert COURSE.place("stubs") == STUBS and COURSE.place("solutions") == SOLUTIONS
+    assert COURSE.place("learner_mistakes") == ROOT / "tests" / "submissions" / "wrong"
+    assert COURSE.folder("public") == catalog.CASES_DIR / "public" and COURSE.folder("hidden") == catalog.CASES_DIR / "hidden"
+    assert all(h.is_file() and h.parent == COURSE.folder("public") for h in COURSE.helpers)
+
+
+def test_every_module_holds_its_exercises_in_the_stubs_and_the_solutions():
+    assert COURSE.modules == sorted(COURSE.modules, key=COURSE.modules.index)  # `modules:` order
+    for module in COURSE.modules:
+        assert COURSE.exercises_in(module), module
+        for folder in (STUBS, SOLUTIONS):
+            assert set(COURSE.exercises_in(module)) <= defined(folder, module), (folder, module)
+    assert sorted(p.name for p in STUBS.glob("*.py")) == sorted(COURSE.modules)
 
 
 def test_every_exercise_has_public_and_hidden_tests():
-    for e in catalog.load().exercises:
+    for e in COURSE.exercises:
         assert {t.folder for t in e.tests} == {"public", "hidden"}, e.name
         assert e.max_score > 0
 
 
-def test_test_functions_and_yaml_agree():
-    cat = catalog.load()
-    for folder in ("public", "hidden"):
-        defined = set()
-        for path in (catalog.CASES_DIR / folder).glob("test_*.py"):
+def test_test_functions_and_course_file_agree():
+    for folder in catalog.FOLDERS:
+        found = set()
+        for path in COURSE.folder(folder).glob("test_*.py"):
             tree = ast.parse(path.read_text())
-            defined |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")}
-        listed = {t.name for e in cat.exercises for t in e.tests if t.folder == folder}
-        assert defined == listed, folder
+            found |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")}
+        listed = {t.name for e in COURSE.exercises for t in e.tests if t.folder == folder}
+        assert found == listed, folder
+
+
+def test_the_repair_exercise_ships_code_and_the_others_raise():
+    """`repair: true` is the one fact the bundle's stub check needs: those stubs run, the others raise."""
+    from grader.exports.bundle import stub_functions
+
+    repair = {e.name for e in COURSE.exercises if e.repair}
+    assert repair  # this course has one: a stub that raises the version counter error
+    for module in COURSE.modules:
+        written = {name.split(".")[0] for name in stub_functions((STUBS / module).read_bytes())[1]}
+        assert written == repair & set(COURSE.exercises_in(module)), module
+
+
+MINIMAL = {"exercises": {"x": {"module": "a.py", "public": {"t": 1}}}}
 
 
 @pytest.mark.parametrize("data, message", [
-    ({}, "must map"),
-    ({"x": {"public": {"t": 1}}}, "module"),
-    ({"x": {"module": "a.py"}}, "lists no tests"),
-    ({"x": {"module": "a.py", "public": {"t": -1}}}, "points"),
-    ({"x": {"module": "a.py", "public": {"t": 1}}, "y": {"module": "a.py", "public": {"t": 1}}}, "both"),
+    ({}, "needs `exercises:`"),
+    ({"exercises": {"x": {"public": {"t": 1}}}}, "module"),
+    ({"exercises": {"x": {"module": "a.py"}}}, "lists no tests"),
+    ({"exercises": {"x": {"module": "a.py", "public": {"t": -1}}}}, "points"),
+    ({"exercises": {"x": {"module": "a.py", "public": {"t": 1}}, "y": {"module": "a.py", "public": {"t": 1}}}}, "both"),
+    ({**MINIMAL, "points": 3}, "unknown keys \\['points'\\]"),
+    ({**MINIMAL, "modules": {"b.py": {}}}, "its module a.py is not one of `modules:`"),
+    ({"modules": {"a.py": {}, "b.py": {}}, **MINIMAL}, "modules without an exercise: b.py"),
+    ({"exercises": {"x": {"module": "a.py", "public": {"t": 1}, "repair": "yes"}}}, "'repair' is true or false"),
+    ({"exercises": {"x": {"module": "a.py", "public": {"t": 1}, "hint": 1}}}, "unknown keys \\['hint'\\]"),
+    ({**MINIMAL, "helpers": "h.py"}, "`helpers:` is a list"),
 ])
-def test_bad_catalogues_are_refused(data, message):
+def test_bad_course_files_are_refused(data, message):
     with pytest.raises(CatalogError, match=message):
         catalog.parse(data)
 
 
 @pytest.mark.parametrize("data, message", [
-    ({"x": {"module": "a.py", "general": "t", "public": {"t": 1}}}, "list of test names"),
-    ({"x": {"module": "a.py", "general": ["nope"], "public": {"t": 1}}}, "general names tests it does not list: nope"),
-    ({"x": {"module": "a.py", "public": {"t": True}}}, "points"),
+    ({"exercises": {"x": {"module": "a.py", "general": "t", "public": {"t": 1}}}}, "list of test names"),
+    ({"exercises": {"x": {"module": "a.py", "general": ["nope"], "public": {"t": 1}}}}, "general names tests it does not list: nope"),
+    ({"exercises": {"x": {"module": "a.py", "public": {"t": True}}}}, "points"),
 ])
 def test_bad_general_cases_are_refused(data, message):
     with pytest.raises(CatalogError, match=message):
         catalog.parse(data)
 
 
+@pytest.mark.parametrize("mistakes, message", [
+    ({"Bad-Key": {"en": "a", "zh": "b"}}, "lower_case identifiers"),
+    ({"k": {"en": "a"}}, "needs 'en' and 'zh'"),
+    ({"k": {"en": "a", "zh": "b", "hint": "c"}}, "unknown fields"),
+])
+def test_bad_mistakes_are_refused(mistakes, message):
+    for data in ({**MINIMAL, "mistakes": mistakes},
+                 {"exercises": {"x": {**MINIMAL["exercises"]["x"], "mistakes": mistakes}}}):
+        with pytest.raises(CatalogError, match=message):
+            catalog.parse(data)
+
+
+def test_a_missing_or_broken_course_file_is_a_clear_error(tmp_path):
+    with pytest.raises(CatalogError, match="cannot read the course file"):
+        catalog.load(tmp_path / "nope.yaml")
+    (tmp_path / "course.yaml").write_text("exercises: [unclosed\n")
+    with pytest.raises(CatalogError, match="not valid YAML"):
+        catalog.load(tmp_path)  # a folder means its course.yaml
+
+
 def test_every_exercise_has_a_docstring_check_worth_nothing():
-    for e in catalog.load().exercises:
+    for e in COURSE.exercises:
         checks = [t for t in e.tests if t.name.endswith("_docstring")]
         assert len(checks) == 1 and checks[0].folder == "public" and checks[0].points == 0, e.name
 
 
-def test_examples_file_matches_the_stubs():
-    """grader/cases/public/examples.json is what the stubs' docstrings hold (python -m grader.cases.examples)."""
-    from grader.cases import examples
-
-    assert examples.EXAMPLES_FILE.read_text(encoding="utf-8") == examples.render(examples.extract())
-    assert set(examples.load()) == {e.name for e in catalog.load().exercises}, "every exercise shows an example"
-
-
-@pytest.mark.parametrize("data, message", [
-    ({"hvp": {}}, "'common'"),
-    ({"common": {}, "nope": {}}, "neither 'common' nor an exercise"),
-    ({"common": {"Bad-Key": {"en": "a", "zh": "b"}}}, "lower_case identifiers"),
-    ({"common": {"k": {"en": "a"}}}, "needs 'en' and 'zh'"),
-    ({"common": {"k": {"en": "a", "zh": "b", "hint": "c"}}}, "unknown fields"),
-])
-def test_bad_mistake_catalogues_are_refused(data, message):
-    with pytest.raises(CatalogError, match=message):
-        catalog.parse_mistakes(data, {"hvp"})
+def test_the_docstring_examples_come_from_the_stubs():
+    """In a checkout the examples are read from the stubs (the bundle and the autograders carry them
+    as examples.json, written when they are exported): there is no copy to keep in step."""
+    assert not (COURSE.folder("public") / examples.EXAMPLES_FILE).exists()
+    assert examples.load(COURSE) == examples.extract(STUBS)
+    assert set(examples.load(COURSE)) == {e.name for e in COURSE.exercises}, "every exercise shows an example"
 
 
 def test_every_mistake_key_the_cases_name_is_in_the_catalogue():
     """Keys named in the cases (mistake="...", mistakes={...}, errors={...}) resolve for their exercise."""
-    import re
-
-    listed = {key for section in catalog.load_mistakes().values() for key in section}
+    listed = set(COURSE.common_mistakes) | {key for e in COURSE.exercises for key in e.mistakes}
     named = set()
     for path in catalog.CASES_DIR.rglob("test_*.py"):
         text = path.read_text()
@@ -113,11 +142,25 @@ def test_every_mistake_key_the_cases_name_is_in_the_catalogue():
     assert named and named <= listed, sorted(named - listed)
 
 
-def test_the_tests_fingerprint_follows_the_cases(tmp_path):
-    import shutil
+def test_an_exercises_own_mistake_comes_before_the_common_one():
+    assert COURSE.error_mistake("hvp", "NotImplementedError: not yet") == "not_implemented"
+    assert COURSE.mistake("hvp", "hvp_of_sum").described("hvp")["id"] == "hvp.hvp_of_sum"
+    with pytest.raises(CatalogError, match="is not listed in course.yaml"):
+        COURSE.mistake("hvp", "no_such_mistake")
 
+
+def test_the_tests_fingerprint_follows_the_course(tmp_path):
+    """The course file, its tests, its helpers and its stubs (their examples) make the fingerprint."""
     copy = tmp_path / "cases"
     shutil.copytree(catalog.CASES_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    assert catalog.tests_sha256(copy) == catalog.tests_sha256()
-    (copy / "points.yaml").write_text((copy / "points.yaml").read_text() + "\n# a comment\n")
-    assert catalog.tests_sha256(copy) != catalog.tests_sha256()
+    shutil.copytree(STUBS, tmp_path / "exercises")
+    data = yaml.safe_load((copy / "course.yaml").read_text())
+    data["stubs"] = "../exercises"
+    (copy / "course.yaml").write_text(yaml.safe_dump(data, allow_unicode=True))
+    base = catalog.tests_sha256(catalog.load(copy / "course.yaml"))
+    for path in (copy / "hidden" / "test_grad.py", copy / "public" / "helpers.py", tmp_path / "exercises" / "grad.py"):
+        before = path.read_text()
+        path.write_text(before + "\n# a comment\n")
+        assert catalog.tests_sha256(catalog.load(copy / "course.yaml")) != base, path
+        path.write_text(before)
+    assert catalog.tests_sha256(catalog.load(copy / "course.yaml")) == base

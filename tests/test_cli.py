@@ -8,7 +8,11 @@ import sys
 import pytest
 import torch
 
-from conftest import ROOT, SOLUTIONS, STUBS
+from grader import catalog
+
+from conftest import FULL_MARKS, ROOT, SOLUTIONS, STUBS
+
+EXERCISES = len(catalog.load().exercises)
 
 
 def run(*args, cwd=ROOT):
@@ -18,17 +22,18 @@ def run(*args, cwd=ROOT):
 def test_check_on_stubs_fails_every_exercise_and_exits_1():
     result = run("check", str(STUBS))
     assert result.returncode == 1, result.stderr
-    assert result.stdout.count("FAIL 未通过") == 2 * 19, "a line per exercise, and one for its docstring's examples"
-    assert result.stdout.count("docstring examples") == 19
-    assert "0 of 19 exercises pass their public checks" in result.stdout
+    assert result.stdout.count("FAIL 未通过") == 2 * EXERCISES, "a line per exercise, and one for its docstring's examples"
+    assert result.stdout.count("docstring examples") == EXERCISES
+    assert f"0 of {EXERCISES} exercises pass their public checks" in result.stdout
     assert "checks:" in result.stdout and "NumPy" not in result.stdout + result.stderr
 
 
 def test_check_on_solutions_passes_and_exits_0():
     result = run("check", str(SOLUTIONS))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.count("PASS 通过") == 2 * 19
-    assert "19 of 19 exercises pass" in result.stdout and "19 道题中有 19 道通过" in result.stdout
+    assert result.stdout.count("PASS 通过") == 2 * EXERCISES
+    assert f"{EXERCISES} of {EXERCISES} exercises pass" in result.stdout
+    assert f"{EXERCISES} 道题中有 {EXERCISES} 道通过" in result.stdout
 
 
 def test_check_one_exercise():
@@ -63,7 +68,7 @@ def test_grade_writes_score_files_and_exits_0(tmp_path):
     out = tmp_path / "out"
     result = run("grade", str(SOLUTIONS), str(STUBS), "--out", str(out), "--workers", "2", "--seed", "3")
     assert result.returncode == 0, result.stderr
-    assert json.loads((out / "solutions.json").read_text())["score"] == 100
+    assert json.loads((out / "solutions.json").read_text())["score"] == FULL_MARKS
     assert json.loads((out / "exercises.json").read_text())["score"] == 0
     assert (out / "summary.csv").exists()
     assert "graded 2 submissions" in result.stdout and "mean score 50.00/100" in result.stdout
@@ -77,7 +82,7 @@ def test_grade_expands_a_folder_of_submissions(tmp_path):
     shutil.make_archive(str(klass / "bob"), "zip", STUBS)
     result = run("grade", str(klass), "--out", str(tmp_path / "out"), "--workers", "1")
     assert result.returncode == 0, result.stderr
-    assert json.loads((tmp_path / "out" / "alice.json").read_text())["score"] == 100
+    assert json.loads((tmp_path / "out" / "alice.json").read_text())["score"] == FULL_MARKS
     assert json.loads((tmp_path / "out" / "bob.json").read_text())["score"] == 0
 
 

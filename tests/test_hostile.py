@@ -27,7 +27,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-import yaml
 
 import hostile_corpus as hc
 from grader import catalog
@@ -35,11 +34,10 @@ from grader.host import results
 from grader.host.runner import Engine, Options, grade_many
 from grader.protocol.limits import Limits
 
-from conftest import SOLUTIONS, scores
+from conftest import FULL_MARKS, SOLUTIONS, scores
 
 ALL = [e.name for e in catalog.load().exercises]
-HIDDEN_NAMES = sorted({t for e in yaml.safe_load((hc.ROOT / "grader/cases/points.yaml").read_text()).values()
-                       for t in (e.get("hidden") or {})})
+HIDDEN_NAMES = sorted({t.name for e in catalog.load().exercises for t in e.tests if t.folder == "hidden"})
 SOLUTION_LINES = sorted({line.strip() for p in SOLUTIONS.glob("*.py") for line in p.read_text().splitlines()
                          if len(line.strip()) >= 40} - {line.strip() for p in hc.STUBS.glob("*.py")
                                                          for line in p.read_text().splitlines()})
@@ -133,7 +131,7 @@ def assert_held(report: dict, targets=None, technique: str | None = None) -> Non
 def assert_next_graded(engine: Engine) -> None:
     """The run survives: the reference, graded right after, gets full marks."""
     report = engine.grade(SOLUTIONS, name="reference-after")
-    assert results.validate(report) == [] and report["score"] == report["max_score"] == 100
+    assert results.validate(report) == [] and report["score"] == report["max_score"] == FULL_MARKS
 
 
 def messages(report: dict, *exercises: str) -> str:
@@ -205,7 +203,7 @@ def test_worker_per_module_keeps_a_patched_torch_to_its_module(tmp_path):
         report = grade(e, "patch_torch_compare", tmp_path)
         assert_held(report)
         assert report["sandbox"]["workers"] == "one per module (6 started)"
-        assert e.grade(SOLUTIONS)["score"] == 100
+        assert e.grade(SOLUTIONS)["score"] == FULL_MARKS
     finally:
         e.close()
 
@@ -253,7 +251,7 @@ def test_patch_grader_metadata(engine, tmp_path):
 def test_print_flood(engine, tmp_path):
     report = grade(engine, "print_flood", tmp_path)
     assert_held(report)
-    assert report["score"] == 100
+    assert report["score"] == FULL_MARKS
     cap = hc.LIMITS["default"].output_kb * 1024
     assert len(report["output"]) <= cap + 200
     assert "more characters of output dropped" in report["output"]
@@ -262,7 +260,7 @@ def test_print_flood(engine, tmp_path):
 # ============================================================================= secrets
 
 def test_read_secrets(secrets_engine, secrets, tmp_path):
-    targets = [str(hc.ROOT / p) for p in ("grader/cases/hidden", "grader/cases/points.yaml", "solutions", "tests")]
+    targets = [str(hc.ROOT / p) for p in ("grader/cases/hidden", "grader/cases/course.yaml", "solutions", "tests")]
     targets.append(str(secrets.secret_file))
     report = grade(secrets_engine, "read_secrets", tmp_path, TARGETS=repr(targets), WALK_ROOT="/")
     assert_held(report)
@@ -280,7 +278,7 @@ def test_read_secrets_in_the_process_sandbox(process_engine, secrets, tmp_path):
     walk is targeted: other checkouts of this project on a developer's machine are not the
     grader's to protect."""
     targets = [str(hc.ROOT / p) for p in ("grader/cases/hidden", "grader/cases/hidden/test_grad.py",
-                                          "grader/cases/points.yaml", "solutions", "solutions/grad.py", "tests")]
+                                          "grader/cases/course.yaml", "solutions", "solutions/grad.py", "tests")]
     targets.append(str(secrets.secret_file))
     report = grade(process_engine, "read_secrets", tmp_path, TARGETS=repr(targets), WALK_ROOT="")
     assert_held(report, technique="read_secrets")
@@ -295,7 +293,7 @@ def test_read_secrets_in_the_process_sandbox(process_engine, secrets, tmp_path):
 def test_read_secrets_from_an_installed_grader(tmp_path):
     """The grader installed outside /work and /tmp (as /autograder/source on Gradescope): its
     package is bound into the worker, the public tests with it, but not the hidden tests, the
-    points file that names them, or the solutions next to it."""
+    course file that names them, or the solutions next to it."""
     install = Path(tempfile.mkdtemp(prefix="autograd-lab-install-", dir="/var/tmp"))
     try:
         install.chmod(0o755)
@@ -303,7 +301,7 @@ def test_read_secrets_from_an_installed_grader(tmp_path):
         shutil.copytree(hc.ROOT / "grader", checkout / "grader", ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copytree(SOLUTIONS, checkout / "solutions")
         shutil.copy(hc.ROOT / "pyproject.toml", checkout)
-        targets = [str(checkout / p) for p in ("grader/cases/hidden", "grader/cases/points.yaml", "solutions")]
+        targets = [str(checkout / p) for p in ("grader/cases/hidden", "grader/cases/course.yaml", "solutions")]
         sub = hc.build("read_secrets", tmp_path / "read_secrets", TARGETS=repr(targets), WALK_ROOT="/")
         code = ("import json, sys; from grader.host.runner import Engine, Options; e = Engine(Options()); "
                 "r = e.grade(sys.argv[1], name='read_secrets'); e.close(); print(json.dumps(r))")
@@ -316,7 +314,7 @@ def test_read_secrets_from_an_installed_grader(tmp_path):
     assert_held(report, technique="read_secrets")
     output = report["output"]
     assert f"DENIED {checkout}/grader/cases/hidden" in output  # covered by an empty mount, mode 000
-    assert f"READ {checkout}/grader/cases/points.yaml: 0 bytes" in output  # /dev/null bound over it
+    assert f"READ {checkout}/grader/cases/course.yaml: 0 bytes" in output  # /dev/null bound over it
     assert [name for name in HIDDEN_NAMES if name in output] == []
     assert [line for line in SOLUTION_LINES if line in output] == []
     assert "test_hvp_small" in output  # the public tests next to them were found and printed
@@ -544,13 +542,13 @@ def test_detached_child(tmp_path, sandbox):
 def test_threads_left_running(engine, tmp_path):
     report = grade(engine, "threads_left_running", tmp_path)
     assert_held(report)
-    assert report["score"] == 100
+    assert report["score"] == FULL_MARKS
 
 
 def test_forked_worker_copy(engine, tmp_path):
     report = grade(engine, "forked_worker_copy", tmp_path)
     assert_held(report)
-    assert report["score"] == 100
+    assert report["score"] == FULL_MARKS
 
 
 def test_signal_the_grader(engine, tmp_path):
@@ -590,13 +588,13 @@ def test_pickle_payload(engine, tmp_path):
 def test_sys_state(engine, tmp_path):
     report = grade(engine, "sys_state", tmp_path)
     assert_held(report)
-    assert report["score"] == 100
+    assert report["score"] == FULL_MARKS
 
 
 def test_delete_own_files(engine, tmp_path):
     report = grade(engine, "delete_own_files", tmp_path)
     assert_held(report)
-    assert report["score"] == 100
+    assert report["score"] == FULL_MARKS
 
 
 # ============================================================================= untrusted files
@@ -612,7 +610,7 @@ def test_planted_conftest(engine, tmp_path):
 def test_planted_startup_files(engine, tmp_path):
     report = grade(engine, "planted_startup_files", tmp_path)
     assert_held(report)
-    assert report["score"] == 100 and "PLANTED" not in report.get("output", "")
+    assert report["score"] == FULL_MARKS and "PLANTED" not in report.get("output", "")
 
 
 def test_shadow_modules(engine, tmp_path):
@@ -620,7 +618,7 @@ def test_shadow_modules(engine, tmp_path):
     for submission in (folder, shutil.make_archive(str(tmp_path / "shadow_modules_zip"), "zip", folder)):
         report = engine.grade(submission, name="shadow_modules")
         assert_held(report)
-        assert report["score"] == 100 and "SHADOW" not in report.get("output", "")
+        assert report["score"] == FULL_MARKS and "SHADOW" not in report.get("output", "")
 
 
 def test_invalid_utf8(engine, tmp_path):

@@ -66,13 +66,24 @@ def test_the_contracts_name_every_module_and_the_catalogues_exercise_modules():
     assert tops - sources == {"grader.cases"}
     assert {f"grader.cases.{m}" for m in module_names(PACKAGE / "cases")} - sources == {"grader.cases.hidden"}
     assert tops - set(CONTRACTS["sandboxed"]["forbidden_modules"]) == {"grader.sandboxed", "grader.protocol"}
+    helpers_forbidden = set(CONTRACTS["helpers"]["forbidden_modules"])
+    assert tops - helpers_forbidden == {"grader.cases"}
+    assert {f"grader.cases.{m}" for m in module_names(PACKAGE / "cases")} - helpers_forbidden == {"grader.cases.public"}
     assert CONTRACTS["exercises"]["forbidden_modules"] == [m.removesuffix(".py") for m in catalog.load().modules]
+
+
+def test_the_course_helpers_are_the_module_the_helpers_contract_names():
+    assert CONTRACTS["helpers"]["source_modules"] == ["grader.cases.public.helpers"]
+    assert [h.relative_to(PACKAGE.parent).with_suffix("").as_posix().replace("/", ".")
+            for h in catalog.load().helpers] == CONTRACTS["helpers"]["source_modules"]
 
 
 PLANTS = {
     # contract id -> (file, the line planted in it)
     "sandboxed": ("sandboxed/helpers.py", "from grader.host import results"),
     "hidden": ("cases/kit.py", "from grader.cases.hidden import oracle"),
+    "helpers": ("cases/public/helpers.py", "from grader.cases import kit"),
+    "validate-layers": ("validate/lazy.py", "from grader.validate import audit"),
     "exercises": ("host/intake.py", "import grad"),
     "layers": ("protocol/wire.py", "import grader.sandboxed.seal"),
     "host-layers": ("host/distributed.py", "from grader.host import runner"),
@@ -148,7 +159,11 @@ def dynamic_imports(folder: Path) -> list[tuple[str, str, str]]:
 
 
 def test_student_modules_are_imported_in_one_function_of_the_worker():
-    assert dynamic_imports(PACKAGE / "sandboxed") == [("worker.py", "Worker._import_student_module", "import_module")]
+    """...and the course's worker-side helpers are loaded, by path, in one function of the helpers' tables
+    (before any student code runs: the zygote calls it, or a spawned worker before its first request)."""
+    assert dynamic_imports(PACKAGE / "sandboxed") == [
+        ("helpers.py", "load_course", "spec_from_file_location"), ("helpers.py", "load_course", "exec_module"),
+        ("worker.py", "Worker._import_student_module", "import_module")]
 
 
 def test_the_dynamic_import_check_sees_what_it_looks_for(tmp_path):
@@ -171,6 +186,26 @@ def test_a_worker_holds_only_sandboxed_and_protocol_modules(engine):
     assert result.outcome == "returned", result.exception
     assert "grader.sandboxed.worker" in result.value
     assert [m for m in result.value if m != "grader" and not m.startswith(("grader.sandboxed", "grader.protocol"))] == []
+
+
+PATCH_A_PROBE = """
+
+import grader.sandboxed.helpers
+
+grader.sandboxed.helpers.PROBES["smooth_abs"].__code__ = (lambda *args: (args[1], args[1], args[1])).__code__
+"""
+
+
+def test_the_course_helpers_are_sealed_like_the_workers_own_code(engine, tmp_path):
+    """The course's probes are loaded by path, yet a submission that rewrites one is caught: the seal
+    guards them (they are modules of the sandboxed side in the worker)."""
+    source = (SOLUTIONS / "extensions.py").read_text() + PATCH_A_PROBE
+    report = engine.grade(make_submission(tmp_path / "sub", {"extensions.py": source}))
+    course = catalog.load()
+    extensions = set(course.exercises_in("extensions.py"))
+    assert {e["name"] for e in report["exercises"] if e["score"] < e["max_score"]} == extensions
+    messages = " ".join(t["message"] for e in report["exercises"] if e["name"] in extensions for t in e["tests"])
+    assert "changed the grader's code in the worker (grader.sandboxed.helpers_course_0" in messages
 
 
 def student_modules(folder: Path) -> list[str]:

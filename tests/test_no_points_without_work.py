@@ -1,9 +1,9 @@
-"""No points without work (grader.md, "Rules of scoring"): lazy submissions score 0, the rule of
-points.yaml withholds what a test earns on its own, and the hidden tests decide on random inputs."""
+"""No points without work (grader.md, "Rules of scoring"): lazy submissions score 0, the rule of the
+course file withholds what a test earns on its own, and the hidden tests decide on random inputs.
+The lazy submissions (grader/validate/lazy.py) are graded by `grader validate` (the `validated` fixture)."""
 
 from __future__ import annotations
 
-import os
 from types import SimpleNamespace
 
 import pytest
@@ -12,19 +12,17 @@ from grader import catalog
 from grader.host import results, scoring
 from grader.host.runner import Options, grade_many
 
+from grader.validate.lazy import MODES, lazy_modules
+
 from conftest import make_submission
-from lazy_submissions import MODES, lazy_modules
 
 
 @pytest.fixture(scope="module")
-def lazy(tmp_path_factory):
-    base = tmp_path_factory.mktemp("lazy")
-    paths = [str(make_submission(base / f"lazy_{mode}", lazy_modules(mode))) for mode in MODES]
-    summary = grade_many(paths, base / "out", Options(seed=0), workers=os.cpu_count() or 2)
-    check = grade_many(paths, base / "check", Options(seed=0, folders=("public",)), workers=os.cpu_count() or 2)
-    graded = {("grade", r["submission"]): r for r in summary.reports}
-    graded.update({("check", r["submission"]): r for r in check.reports})
-    return lambda mode, kind="grade": graded[kind, f"lazy_{mode}"]
+def lazy(validated, tmp_path_factory):
+    """lazy(mode): the score file `grader validate` wrote; lazy("public", "check"): graded as `grader check` does."""
+    folder = make_submission(tmp_path_factory.mktemp("lazy") / "lazy-public", lazy_modules(catalog.load(), "public"))
+    check = grade_many([str(folder)], folder.parent / "check", Options(seed=0, folders=("public",)))
+    return lambda mode, kind="grade": validated.report(f"lazy-{mode}") if kind == "grade" else check.reports[0]
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -30,7 +30,7 @@ import pytest
 
 from grader import catalog
 
-from conftest import OTTER_RUNS, ROOT, SOLUTIONS, STUBS, venv_tool
+from conftest import FULL_MARKS, OTTER_RUNS, ROOT, SOLUTIONS, STUBS, venv_tool
 from sample_submissions import WRONG, hostile, modules_of, wrong_zip, write_zip
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]  # traitlets, via otter
@@ -215,7 +215,7 @@ def test_otter_scores_equal_grader_grade(graded, name):
 
 
 def test_reference_and_stubs_get_full_marks_and_nothing(graded):
-    assert sum(graded.ours["reference"].scores.values()) == graded.grader["reference"]["score"] == 100
+    assert sum(graded.ours["reference"].scores.values()) == graded.grader["reference"]["score"] == FULL_MARKS
     assert sum(graded.ours["stubs"].scores.values()) == graded.grader["stubs"]["score"] == 0
 
 
@@ -349,5 +349,5 @@ def test_a_plugin_that_could_not_grade_gives_every_question_zero(tmp_path):
     cat = catalog.load()
     assert not results.has_catastrophic_failure()
     assert {n: r.score for n, r in results.results.items()} == {e.name: 0 for e in cat.exercises}
-    assert results.possible == cat.max_score() == 100
+    assert results.possible == cat.max_score() == FULL_MARKS
     assert "before_grading did not run" in results.summary()

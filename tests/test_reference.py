@@ -7,7 +7,7 @@ import pytest
 from grader import catalog
 from grader.host import results
 
-from conftest import SOLUTIONS, STUBS, lost, make_submission
+from conftest import FULL_MARKS, SOLUTIONS, STUBS, lost, make_submission
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
@@ -21,7 +21,7 @@ def test_reference_scores_full_marks(engine, seed):
     failing = [(e["name"], t["name"], t["message"]) for e in report["exercises"] for t in e["tests"]
                if t["status"] != "passed"]
     assert failing == []
-    assert report["score"] == report["max_score"] == catalog.load().max_score() == 100
+    assert report["score"] == report["max_score"] == catalog.load().max_score() == FULL_MARKS
     assert report["seed"] == seed
 
 

@@ -8,13 +8,14 @@ them, returns an object whose type name spells them, and exits with a status mad
 from __future__ import annotations
 
 import html
+import json
 import re
 
 import pytest
 
 from grader.report import feedback
 from grader.report.scores import load
-from grader.report.student_view import fixed_texts, hidden_message, student_view
+from grader.student_view import fixed_texts, hidden_message, student_view
 from report_class import IMPORT_ERROR, M1, graded_class, hand_class, load_folder  # noqa: F401  (fixture)
 
 
@@ -149,3 +150,28 @@ def test_write_pages_names_them_like_the_score_files(graded_class, tmp_path):
     assert sorted(p.name for p in written) == sorted(p.stem + ".html" for p in graded_class.glob("*.json"))
     reference = (tmp_path / "fb" / "reference.html").read_text(encoding="utf-8")
     assert "Every test passed" in reference and "seed: 0" in reference
+
+
+def test_gradescope_and_otter_outputs_carry_no_hidden_input(reports):
+    """The same rule for what Gradescope shows (results.json) and what otter writes for its questions:
+    a hidden test's message reaches the student only where it is the grader's own text."""
+    from grader.exports.gradescope import gradescope_results
+
+    leaky = reports["leaky"]
+    results = gradescope_results(leaky, 1.0)
+    hidden_outputs = "\n".join(t["output"] for t in results["tests"] if t["visibility"] == "after_published")
+    assert any(m in t["message"] for t in hidden_failures(leaky) for m in ("LEAKRAISE", "LEAKTYPE_"))  # it did leak
+    for marker in ("LEAKPRINT", "LEAKRAISE", "LEAKTYPE_", "exited with status"):
+        assert marker not in hidden_outputs, marker
+    assert "LEAKPRINT" not in json.dumps(results)  # the captured output is the instructor's only
+    from grader.exports.otter import question_result
+
+    otter_text = "\n".join(r.message for e in leaky["exercises"] for r in question_result(e, leaky).test_case_results)
+    assert "hvp" in otter_text
+    for marker in ("LEAKPRINT", "LEAKRAISE", "LEAKTYPE_", "exited with status"):
+        assert otter_text.count(marker) == sum(t["message"].count(marker) for e in leaky["exercises"]
+                                               for t in e["tests"] if t["visibility"] == "visible"
+                                               and t["status"] != "passed"), marker  # public tests' only
+    # the wrong-hvp submission's hidden failures still name the mistake
+    named = gradescope_results(reports["wrong-hvp_sum_instead_of_v"], 1.0)
+    assert any("this is H @ ones" in t["output"] for t in named["tests"] if t["visibility"] == "after_published")

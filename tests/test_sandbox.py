@@ -9,7 +9,7 @@ import pytest
 
 from grader.host.runner import Engine, Options
 
-from conftest import SOLUTIONS, make_submission, scores
+from conftest import FULL_MARKS, SOLUTIONS, make_submission, scores
 
 READS_CANARY = '''
 
@@ -52,7 +52,7 @@ def test_the_spawn_fallback_grades_like_the_zygote(monkeypatch, tmp_path):
     from grader.host import launcher, runner
 
     monkeypatch.setattr(runner, "make_launcher",
-                        lambda limits, device="cpu", **kw: launcher.SpawnLauncher(limits, device=device))
+                        lambda limits, course, device="cpu", **kw: launcher.SpawnLauncher(limits, course, device=device))
     engine = runner.Engine(Options())
     try:
         broken = (SOLUTIONS / "grad.py").read_text() + "\ndef hvp(f, x, v):\n    return x * 0\n"
@@ -60,5 +60,5 @@ def test_the_spawn_fallback_grades_like_the_zygote(monkeypatch, tmp_path):
         wrong = engine.grade(make_submission(tmp_path / "wrong", {"grad.py": broken}))
     finally:
         engine.close()
-    assert reference["score"] == 100 and reference["sandbox"]["backend"] == "spawn"
+    assert reference["score"] == FULL_MARKS and reference["sandbox"]["backend"] == "spawn"
     assert {name for name, score in scores(wrong).items() if score < 5 + 5 * (name == "SmoothAbs")} == {"hvp"}

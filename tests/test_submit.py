@@ -22,7 +22,7 @@ def zip_folder(folder, out):
 
 
 def write_modules(folder, where):
-    """The six modules, each at the place `where(module)` names inside `folder`."""
+    """The course's modules, each at the place `where(module)` names inside `folder`."""
     for module in intake.module_files():
         path = folder / where(module) / module
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,19 +1,16 @@
 """The corpus of realistic wrong submissions: each one loses points on its own exercise only, fails
 `grader check`, and is named by its own mistake id.
 
-Every file in tests/submissions/wrong/ holds one learner mistake: the wrong function or class, and four
-constants, EXERCISE (the exercise it breaks), MODULE (where that exercise lives), PUBLIC ("pass" if
-`grader check` still passes the exercise, "fail" otherwise) and MISTAKE (the id, `<exercise>.<key>` of
-grader/cases/mistakes.yaml, that a failed test of the exercise must carry). The submission is the
-reference everywhere else: its MODULE is the solution's source followed by the file's, whose later
-definitions replace the solution's.
+Every file in tests/submissions/wrong/ holds one learner mistake (grader/validate/mistakes.py says how).
+`grader validate` grades the corpus with public and hidden tests (the `validated` fixture, run once);
+here it is graded once more as `grader check` does (public tests only). A device-specific mistake
+(DEVICE = "cuda") is right on the CPU and is named from its recorded GPU failure here; graded on a GPU
+where there is one.
 """
 
 from __future__ import annotations
 
-import ast
 import os
-from pathlib import Path
 
 import pytest
 import torch
@@ -25,53 +22,27 @@ from grader.host.runner import Options, grade_many
 from grader.host.student_code import CallResult
 from grader.protocol.messages import Outcome
 from grader.protocol.wire import RemoteTensor
+from grader.validate import mistakes
 
-from conftest import SOLUTIONS, SUBMISSIONS, lost, make_submission
+from conftest import SUBMISSIONS, lost, make_submission
 
 WRONG = SUBMISSIONS / "wrong"
-CONSTANTS = ("EXERCISE", "MODULE", "PUBLIC", "MISTAKE")
-DEVICE_CONSTANTS = ("DEVICE", "ON_DEVICE")  # device-specific mistakes only
-RETURNS_ON_CPU = "returns a tensor on cpu"
-
-
-def read_entry(path: Path) -> dict:
-    """The file's constants and docstring, read without running it."""
-    tree = ast.parse(path.read_text())
-    entry = {"name": path.stem, "path": path, "doc": ast.get_docstring(tree)}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and node.targets[0].id in CONSTANTS + DEVICE_CONSTANTS and isinstance(node.value, ast.Constant):
-            entry[node.targets[0].id] = node.value.value
-    return entry
-
-
-CORPUS = {p.stem: read_entry(p) for p in sorted(WRONG.glob("*.py"))}
-ON_CPU = sorted(n for n, e in CORPUS.items() if "DEVICE" not in e)  # caught on every device
-ON_GPU = sorted(n for n, e in CORPUS.items() if "DEVICE" in e)  # caught with --device cuda only
-
-
-def corpus_paths(base: Path, names: list[str] | None = None) -> list[str]:
-    paths = []
-    for name in names or CORPUS:
-        entry = CORPUS[name]
-        module = entry["MODULE"]
-        source = (SOLUTIONS / module).read_text() + "\n\n" + entry["path"].read_text()
-        paths.append(str(make_submission(base / "subs" / name, {module: source})))
-    return paths
+COURSE = catalog.load()
+CORPUS = mistakes.read_folder(WRONG)
+ON_CPU = sorted(n for n, e in CORPUS.items() if not mistakes.device_of(e))  # caught on every device
+ON_GPU = sorted(n for n, e in CORPUS.items() if mistakes.device_of(e))  # caught with --device cuda only
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    """Grades the whole corpus once (seed 0, public and hidden tests, one engine per CPU), and once more
-    as `grader check` does (public tests only). Returns a lookup: graded(name) or graded(name, "check")."""
+def graded(validated, tmp_path_factory):
+    """A lookup: graded(name), the score file `grader validate` wrote (seed 0, public and hidden tests), or
+    graded(name, "check"), the corpus graded as `grader check` does (public tests only, one engine per CPU)."""
     base = tmp_path_factory.mktemp("corpus")
-    paths = corpus_paths(base)
-    workers = os.cpu_count() or 2
-    full = grade_many(paths, base / "out", Options(seed=0), workers=workers)
-    check = grade_many(paths, base / "check", Options(seed=0, folders=("public",)), workers=workers)
-    reports = {("grade", r["submission"]): r for r in full.reports}
-    reports.update({("check", r["submission"]): r for r in check.reports})
-    return lambda name, kind="grade": reports[kind, name]
+    paths = [str(make_submission(base / "subs" / name, mistakes.submission_modules(entry, COURSE)))
+             for name, entry in CORPUS.items()]
+    check = grade_many(paths, base / "check", Options(seed=0, folders=("public",)), workers=os.cpu_count() or 2)
+    reports = {r["submission"]: r for r in check.reports}
+    return lambda name, kind="grade": validated.report(f"mistake-{name}") if kind == "grade" else reports[name]
 
 
 def failed_tests(report: dict, exercise: str, visibility: str | None = None) -> list[dict]:
@@ -85,23 +56,7 @@ def check_passes(report: dict, exercise: str) -> bool:
 
 @pytest.mark.parametrize("name", sorted(CORPUS))
 def test_entry_is_well_formed(name):
-    entry = CORPUS[name]
-    missing = [c for c in CONSTANTS if c not in entry]
-    assert not missing, f"{name}: missing {missing}"
-    names = [e.name for e in catalog.load().exercises]
-    assert entry["EXERCISE"] in names, f"{name}: unknown exercise {entry['EXERCISE']!r}"
-    exercise = catalog.load().exercise(entry["EXERCISE"])
-    assert exercise.module == entry["MODULE"], f"{name}: {entry['EXERCISE']} lives in {exercise.module}"
-    assert entry["PUBLIC"] in ("pass", "fail")
-    prefix, _, key = entry["MISTAKE"].partition(".")
-    assert prefix == entry["EXERCISE"], f"{name}: the mistake id starts with its exercise"
-    catalog.mistake(prefix, key)  # listed in mistakes.yaml
-    assert entry["doc"] and len(entry["doc"].splitlines()) == 1, f"{name}: say the mistake in one sentence"
-    if "DEVICE" in entry or "ON_DEVICE" in entry:
-        assert entry.get("DEVICE") == "cuda", f"{name}: DEVICE = 'cuda' is the only device-specific kind"
-        on_device = entry.get("ON_DEVICE", "")
-        assert on_device == RETURNS_ON_CPU or ": " in on_device, \
-            f"{name}: ON_DEVICE is the error raised ('Type: message') or {RETURNS_ON_CPU!r}"
+    assert mistakes.problems(CORPUS[name], COURSE) == []
 
 
 @pytest.mark.parametrize("name", ON_CPU)
@@ -134,7 +89,7 @@ def test_device_mistake_is_named_from_its_gpu_failure(name):
     entry = CORPUS[name]
     exercise = entry["EXERCISE"]
     x = torch.zeros(3, dtype=torch.float64)
-    if entry["ON_DEVICE"] == RETURNS_ON_CPU:
+    if entry["ON_DEVICE"] == mistakes.RETURNS_ON_CPU:
         value = RemoteTensor(data=x, dtype=x.dtype, shape=(3,), device="cpu")
         call = CallResult(exercise, (x,), Outcome.RETURNED, value, device="cuda")
         check = lambda: kit.result_tensor(call, kit.returned(call), "the result", like=x)  # noqa: E731
@@ -153,8 +108,8 @@ def test_device_mistake_is_named_from_its_gpu_failure(name):
 @pytest.mark.parametrize("name", ON_GPU)
 def test_device_mistake_is_caught_on_the_gpu(tmp_path, name):
     entry = CORPUS[name]
-    (path,) = corpus_paths(tmp_path, [name])
-    (report,) = grade_many([path], tmp_path / "out", Options(seed=0, device="cuda")).reports
+    path = make_submission(tmp_path / "subs" / name, mistakes.submission_modules(entry, COURSE))
+    (report,) = grade_many([str(path)], tmp_path / "out", Options(seed=0, device="cuda")).reports
     assert lost(report) == {entry["EXERCISE"]}
     named = [t for t in failed_tests(report, entry["EXERCISE"]) if t.get("mistake", {}).get("id") == entry["MISTAKE"]]
     assert named, [t["message"][:200] for t in failed_tests(report, entry["EXERCISE"])]
@@ -174,11 +129,11 @@ def test_failure_names_the_mistake(graded, name):
 def test_every_mistake_fails_grader_check():
     """Each corpus mistake breaks a rule its exercise's docstring states, and the public checks (the
     docstring's examples and the public edge cases) catch every one: none is PUBLIC = "pass"."""
-    assert len(ON_CPU) >= 60
-    assert sorted(n for n in ON_CPU if CORPUS[n]["PUBLIC"] == "pass") == []
+    assert len(CORPUS) >= 60
+    assert sorted(n for n, e in CORPUS.items() if e["PUBLIC"] == "pass") == []
 
 
-# Exercise-specific entries of mistakes.yaml that no corpus file makes, and why.
+# Exercise-specific mistakes of the course file that no corpus file makes, and why.
 NOT_MADE = {
     "graph_node_counts.missing_accumulate_grad": "a walk that stops before the leaves; seen in no student code yet",
     "graph_node_counts.wrong_counts": "the catch-all for counts that match no known mistake",
@@ -199,8 +154,7 @@ NOT_MADE = {
 
 
 def test_every_specific_mistake_is_made_by_the_corpus_or_said_why_not():
-    specific = {f"{section}.{key}" for section, entries in catalog.load_mistakes().items()
-                if section != catalog.COMMON for key in entries}
+    specific = {f"{e.name}.{key}" for e in COURSE.exercises for key in e.mistakes}
     made = {e["MISTAKE"] for e in CORPUS.values()}
     assert sorted(specific - made) == sorted(NOT_MADE), "update NOT_MADE"
     assert not set(NOT_MADE) & made

@@ -1,13 +1,10 @@
 """The examples in the stubs' docstrings, as data for the public docstring checks.
 
-`grader check` runs every exercise's docstring examples (the `>>>` lines of exercises/*.py) against
-the student's code, as a public check without points. The examples come from the stubs as the course
-wrote them, not from the student's copy (which the student may edit): `examples.json` beside the
-public tests holds them, and ships with the grader. After changing a stub's docstring, run
-
-    python -m grader.cases.examples        # rewrites grader/cases/public/examples.json
-
-(the test suite fails while the file and the stubs disagree).
+`grader check` runs every exercise's docstring examples (the `>>>` lines of the stubs) against the
+student's code, as a public check without points. The examples come from the stubs as the course
+wrote them, never from the student's copy (which the student may edit): in a source checkout they
+are read from the course's stubs folder (the course file's `stubs:`); the student bundle and the
+instructor zips carry them as `examples.json` beside the public tests, written at export time.
 """
 
 from __future__ import annotations
@@ -15,14 +12,15 @@ from __future__ import annotations
 import ast
 import doctest
 import json
-import sys
+from functools import lru_cache
 from pathlib import Path
 
-EXAMPLES_FILE = Path(__file__).parent / "public" / "examples.json"
-STUBS_DIR = Path(__file__).resolve().parents[2] / "exercises"
+from grader import catalog as catalog_module
+
+EXAMPLES_FILE = "examples.json"  # in the course's public folder, in exported copies only
 
 
-def extract(stubs_dir: Path = STUBS_DIR) -> dict[str, list[dict]]:
+def extract(stubs_dir: Path) -> dict[str, list[dict]]:
     """Exercise name -> its docstring's examples, [{source, want, line}] (line: in the stub's file), in order."""
     parser = doctest.DocTestParser()
     found: dict[str, list[dict]] = {}
@@ -42,10 +40,16 @@ def render(examples: dict[str, list[dict]]) -> str:
     return json.dumps(examples, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
 
 
-def load() -> dict[str, list[dict]]:
-    return json.loads(EXAMPLES_FILE.read_text(encoding="utf-8"))
+def load(course: catalog_module.Catalog | None = None) -> dict[str, list[dict]]:
+    """The course's examples: its examples.json where an export wrote one, else its stubs' docstrings."""
+    course = course or catalog_module.load()
+    return _load(course.folder("public") / EXAMPLES_FILE, course.place("stubs"))
 
 
-if __name__ == "__main__":
-    EXAMPLES_FILE.write_text(render(extract()), encoding="utf-8")
-    print(f"wrote {EXAMPLES_FILE} ({sum(len(v) for v in load().values())} examples)", file=sys.stderr)
+@lru_cache(maxsize=8)
+def _load(exported: Path, stubs: Path | None) -> dict[str, list[dict]]:
+    if exported.is_file():
+        return json.loads(exported.read_text(encoding="utf-8"))
+    if stubs is not None and stubs.is_dir():
+        return extract(stubs)
+    return {}

@@ -3,7 +3,7 @@
 Every check raises `Fail(reason, detail, mistake)`. The reason names what is wrong; it never
 shows input values, so hidden tests may report it. The detail shows numbers and is shown for
 public tests only. Where the failure matches a known learner mistake, `mistake` is its key in
-grader/cases/mistakes.yaml: the message gets that mistake's advice ("gradients accumulate: ...")
+the course file (grader/cases/course.yaml): the message gets that mistake's advice ("gradients accumulate: ...")
 and the score file its id. Messages are in English and 简体中文.
 """
 
@@ -25,7 +25,7 @@ FLOAT_DTYPES = (torch.float32, torch.float64)
 class Fail(AssertionError):
     """A check that did not hold. `reason` says what is wrong (bilingual, no input values);
     `detail` shows numbers and is reported for public tests only; `mistake` is the key of a known
-    learner mistake (grader/cases/mistakes.yaml) that the failure matches, `fill` its placeholders.
+    learner mistake (the course file's `mistakes:`) that the failure matches, `fill` its placeholders.
     The plugin turns the key into the score file's `mistake: {id, en, zh}` and appends its advice."""
 
     def __init__(self, reason: str, detail: str = "", mistake: str | None = None, **fill: str):

@@ -1,12 +1,17 @@
-"""`grader export student`: the bundle students get.
+"""`grader export student`: the bundle students get; and the course as files of the grader package.
 
 It unzips into one folder, `autograd-lab-student/`, holding the stubs (`exercises/`), the part of
-the grader package students run (`grader check`, `grader submit`) with its public tests, a points
-file that lists only the public tests, a `pyproject.toml` whose only dependencies are torch, pytest
-and pyyaml, and a bilingual README whose lines a student copies and pastes. It never holds the
+the grader package students run (`grader check`, `grader submit`) with the course's public tests and
+worker-side helpers, a course file that lists only the public tests, the docstring examples of the
+stubs as the course wrote them, a `pyproject.toml` whose only dependencies are torch, pytest and
+pyyaml, and a bilingual README whose lines a student copies and pastes. It never holds the
 solutions, the hidden tests (nor their names), the instructors' code (LMS exports, otter-grader,
 Gradescope, Dask), the project's own tests, or anything under version control that is not listed
 here; `check_bundle` proves it on the finished zip.
+
+Whichever course is exported (`--course PATH`), it takes the package's own course's place,
+`grader/cases/`, in the zip (`course_package_files`): the grader in the bundle, and in the otter and
+Gradescope autograders, grades that course without being told.
 """
 
 from __future__ import annotations
@@ -21,18 +26,24 @@ from pathlib import Path
 
 import yaml
 
+from grader import catalog as catalog_module
+from grader.cases import examples
+from grader.errors import UsageError
+
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # grader/
 CHECKOUT = PACKAGE_DIR.parent
 TOP = "autograd-lab-student"  # the one folder the bundle unzips into
 FORBIDDEN_PARTS = ("cases/hidden", "solutions", "tests/", "__pycache__", ".git")
-INSTRUCTOR_PARTS = ("grader/lms/", "grader/exports/otter.py", "grader/exports/gradescope.py", "grader/host/distributed.py")
+DEFAULT_COURSE_PARTS = ("grader/cases/public/", "grader/cases/hidden/", "grader/cases/course.yaml")  # replaced
+INSTRUCTOR_PARTS = ("grader/lms/", "grader/exports/otter.py", "grader/exports/gradescope.py", "grader/host/distributed.py",
+                    "grader/validate/")
 PACKAGE_SUFFIXES = (".py", ".json", ".yaml", ".ini")
 
 STUDENT_README = """\
 # autograd-lab: the autograd problem set / 自动求导习题
 
-Edit the six files in `exercises/`; each function's docstring says what to do, with examples.
-编辑 `exercises/` 中的六个文件；每个函数的文档字符串都说明了要做什么，并附有示例。
+Edit the {count} files in `exercises/`; each function's docstring says what to do, with examples.
+编辑 `exercises/` 中的 {count} 个文件；每个函数的文档字符串都说明了要做什么，并附有示例。
 
 ## Once: a virtual environment with a CPU build of torch / 只需一次：建立虚拟环境并安装 CPU 版 torch
 
@@ -49,7 +60,7 @@ CUDA 版本；需要 GPU 时把第二行换成 `pip install torch`。)
 ## Check, as often as you like / 随时检查
 
     grader check                              # every exercise / 全部习题
-    grader check --exercise partial_grads     # one exercise / 单个习题
+    grader check --exercise {example:<20}  # one exercise / 单个习题
 
 `grader check` runs the public checks: the public tests and every docstring example. Your grade
 uses hidden tests with other, random inputs, so follow each docstring's conventions.
@@ -92,12 +103,19 @@ grader = ["schema/*.json", "cases/*.yaml", "cases/*.ini", "cases/public/*.py", "
 def register(commands, exports) -> None:
     p = exports.add_parser("student", help="the students' bundle: stubs, public tests and the grader")
     p.add_argument("--out", required=True, type=Path, help="the .zip to write")
+    add_course_option(p)
     p.set_defaults(func=cmd_export_student)
 
 
+def add_course_option(p) -> None:
+    p.add_argument("--course", metavar="PATH", default=None,
+                   help="the course file (or its folder) to use instead of the package's own course")
+
+
 def cmd_export_student(args) -> int:
-    out = build_student_bundle(args.out)
-    problems = check_bundle(out)
+    course = catalog_module.use(args.course)
+    out = build_student_bundle(args.out, course)
+    problems = check_bundle(out, course)
     if problems:
         out.unlink()
         print("refusing to write the bundle:\n  " + "\n  ".join(problems), file=sys.stderr)
@@ -109,20 +127,22 @@ def cmd_export_student(args) -> int:
     return 0
 
 
-def bundle_files() -> dict[str, bytes]:
+def bundle_files(course: catalog_module.Catalog) -> dict[str, bytes]:
     """Bundle path -> content."""
-    exercises = CHECKOUT / "exercises"
-    if not exercises.is_dir():
-        raise SystemExit(f"no exercises/ next to the grader package ({exercises}): export from a source checkout")
+    stubs = course.place("stubs")
+    if stubs is None or not stubs.is_dir():
+        raise UsageError(f"{course.path}: the course's stubs folder ({stubs}) is not there: export from a source "
+                         f"checkout, or name it with `stubs:` in the course file")
     import grader
 
     files: dict[str, bytes] = {}
-    for path in sorted(exercises.glob("*.py")):
-        files[f"exercises/{path.name}"] = path.read_bytes()
-    files.update(package_files(FORBIDDEN_PARTS + INSTRUCTOR_PARTS))
-    files["grader/cases/points.yaml"] = public_points_yaml()
+    for module in course.modules:
+        if (stubs / module).is_file():
+            files[f"exercises/{module}"] = (stubs / module).read_bytes()
+    files.update(package_files(FORBIDDEN_PARTS + INSTRUCTOR_PARTS + DEFAULT_COURSE_PARTS))
+    files.update(course_package_files(course, ("public",)))
     files["pyproject.toml"] = STUDENT_PYPROJECT.format(version=grader.__version__).encode()
-    files["README.md"] = STUDENT_README.encode()
+    files["README.md"] = STUDENT_README.format(count=len(course.modules), example=course.exercises[0].name).encode()
     return {f"{TOP}/{name}": data for name, data in files.items()}
 
 
@@ -137,16 +157,53 @@ def package_files(exclude: tuple[str, ...]) -> dict[str, bytes]:
     return files
 
 
-def public_points_yaml() -> bytes:
-    data = yaml.safe_load((PACKAGE_DIR / "cases" / "points.yaml").read_text(encoding="utf-8"))
-    public = {name: {"module": e["module"], "public": e["public"]} for name, e in data.items() if e.get("public")}
-    header = ("# Points of the public tests. Hidden tests are not part of this bundle: the grade's rule that a\n"
-              "# public test's points need the exercise's general (hidden) case applies when you are graded.\n")
-    return (header + yaml.safe_dump(public, sort_keys=False, allow_unicode=True)).encode()
+def course_package_files(course: catalog_module.Catalog, folders: tuple[str, ...]) -> dict[str, bytes]:
+    """The course as files of the grader package, in the place of its own course (`grader/cases/`):
+    its course file (with only the tests of `folders`, and paths that hold there), the test folders of
+    `folders`, its worker-side helpers, and its stubs' docstring examples (`examples.json`)."""
+    files: dict[str, bytes] = {}
+    for folder in folders:
+        source = course.folder(folder)
+        files[f"grader/cases/{folder}/__init__.py"] = b""
+        for path in sorted(source.rglob("*")) if source.is_dir() else []:
+            if path.is_file() and path.suffix in PACKAGE_SUFFIXES and "__pycache__" not in path.parts:
+                files[f"grader/cases/{folder}/{path.relative_to(source).as_posix()}"] = path.read_bytes()
+    helpers = []
+    for index, path in enumerate(course.helpers):
+        inside = path.is_relative_to(course.folder("public"))
+        rel = f"public/{path.relative_to(course.folder('public')).as_posix()}" if inside else f"public/helpers_{index}.py"
+        files[f"grader/cases/{rel}"] = path.read_bytes()
+        helpers.append(rel)
+    files["grader/cases/public/" + examples.EXAMPLES_FILE] = examples.render(examples.load(course)).encode()
+    files["grader/cases/course.yaml"] = course_yaml(course, folders, helpers)
+    return files
 
 
-def build_student_bundle(out: Path) -> Path:
-    return write_zip(out, bundle_files())
+def course_yaml(course: catalog_module.Catalog, folders: tuple[str, ...], helpers: list[str]) -> bytes:
+    """The course file as it ships: the tests of `folders` only (a public copy names no hidden test,
+    not even as a general case), the stubs where the student bundle puts them, the helpers' new places."""
+    data = yaml.safe_load(course.path.read_text(encoding="utf-8"))
+    for key in ("solutions", "learner_mistakes", "public", "hidden"):
+        data.pop(key, None)
+    data["stubs"], data["helpers"] = "../../exercises", helpers
+    exercises = {}
+    for name, entry in data["exercises"].items():
+        kept = {k: v for k, v in entry.items() if k not in catalog_module.FOLDERS or k in folders}
+        if "hidden" not in folders:
+            kept.pop("general", None)
+        if any(kept.get(f) for f in catalog_module.FOLDERS):
+            exercises[name] = kept
+    data["exercises"] = exercises
+    data["modules"] = {m: info for m, info in (data.get("modules") or {}).items()
+                       if any(e["module"] == m for e in exercises.values())}
+    header = ("# The course file as exported by `grader export`" + ("" if "hidden" in folders else
+              ": public tests only. Hidden tests are not part of\n# this bundle: the grade's rule that a public "
+              "test's points need the exercise's general (hidden) case\n# applies when you are graded") + ".\n")
+    return (header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120)).encode()
+
+
+def build_student_bundle(out: Path, course: catalog_module.Catalog | None = None) -> Path:
+    return write_zip(out, bundle_files(course or catalog_module.load()))
 
 
 def write_zip(out: Path, files: dict[str, bytes], executable: tuple[str, ...] = (),
@@ -164,11 +221,14 @@ def write_zip(out: Path, files: dict[str, bytes], executable: tuple[str, ...] = 
     return out
 
 
-def check_bundle(path: Path) -> list[str]:
+def check_bundle(path: Path, course: catalog_module.Catalog | None = None) -> list[str]:
     """Reasons the bundle must not ship: a solution, a hidden test, or a stub that is not a stub."""
+    course = course or catalog_module.load()
     problems = []
-    solutions = {p.read_bytes() for p in (CHECKOUT / "solutions").glob("*.py")} if (CHECKOUT / "solutions").is_dir() else set()
-    hidden_names = _hidden_test_names()
+    solutions_dir = course.place("solutions")
+    solutions = {p.read_bytes() for p in solutions_dir.glob("*.py")} if solutions_dir and solutions_dir.is_dir() else set()
+    hidden_names = {t.name for e in course.exercises for t in e.tests if t.folder == "hidden"}
+    repair = {e.name for e in course.exercises if e.repair}
     with zipfile.ZipFile(path) as zf:
         for name in zf.namelist():
             data = zf.read(name)
@@ -184,13 +244,8 @@ def check_bundle(path: Path) -> list[str]:
                     problems.append(f"{name}: names the hidden test {test}")
         for name in zf.namelist():
             if name.startswith(f"{TOP}/exercises/") and name.endswith(".py"):
-                problems += [f"{name}: {p}" for p in _not_stubbed(zf.read(name))]
+                problems += [f"{name}: {p}" for p in _not_stubbed(zf.read(name), repair)]
     return problems
-
-
-def _hidden_test_names() -> set[str]:
-    data = yaml.safe_load((PACKAGE_DIR / "cases" / "points.yaml").read_text(encoding="utf-8"))
-    return {test for e in data.values() for test in (e.get("hidden") or {})}
 
 
 def stub_functions(source: bytes) -> tuple[list[str], list[str]]:
@@ -208,9 +263,8 @@ def stub_functions(source: bytes) -> tuple[list[str], list[str]]:
     return stubs, written
 
 
-def _not_stubbed(source: bytes) -> list[str]:
-    """Functions (and SmoothAbs methods) whose body does not raise NotImplementedError.
-
-    shifted_sigmoid_and_grad is the exception: it ships the buggy code the students repair."""
+def _not_stubbed(source: bytes, repair: set[str]) -> list[str]:
+    """Functions (and class methods) whose body does not raise NotImplementedError, but for the
+    exercises the course ships with code to repair (`repair: true`)."""
     return [f"{name} does not raise NotImplementedError" for name in stub_functions(source)[1]
-            if name != "shifted_sigmoid_and_grad"]
+            if name.split(".")[0] not in repair]

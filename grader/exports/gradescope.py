@@ -23,9 +23,12 @@ import time
 import traceback
 from pathlib import Path
 
+from grader import catalog as catalog_module
 from grader.errors import UsageError
-from grader.exports.bundle import CHECKOUT, PACKAGE_DIR, package_files, write_zip
+from grader.exports.bundle import (CHECKOUT, DEFAULT_COURSE_PARTS, PACKAGE_DIR, add_course_option, course_package_files,
+                                   package_files, write_zip)
 from grader.safetext import clean_text
+from grader.student_view import fixed_texts, shown_message
 
 TORCH_REQUIREMENT = "torch>=2.5,<2.14"
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -102,6 +105,7 @@ def add_grading_options(p) -> None:
     p.add_argument("--window", type=float, metavar="HOURS",
                    help="with --max-submissions: count the graded submissions of the last HOURS hours "
                         "(default: the whole assignment)")
+    add_course_option(p)
 
 
 def submission_limit(args):
@@ -115,18 +119,22 @@ def submission_limit(args):
 
 
 def cmd_export_gradescope(args) -> int:
-    out = build_gradescope_zip(args.out, seed=args.seed, device=args.device, limit=submission_limit(args))
+    course = catalog_module.use(args.course)
+    out = build_gradescope_zip(args.out, seed=args.seed, device=args.device, limit=submission_limit(args), course=course)
     print(f"wrote {out}: upload it as the autograder of a Gradescope programming assignment; "
           f"students submit the zip that `grader submit` makes")
     return 0
 
 
-def source_files() -> dict[str, bytes]:
-    """The package source an instructor zip carries, under autograd_lab/: with the hidden tests."""
+def source_files(course: catalog_module.Catalog | None = None) -> dict[str, bytes]:
+    """The package source an instructor zip carries, under autograd_lab/: with the course (public and
+    hidden tests) in the place of the package's own."""
     pyproject = CHECKOUT / "pyproject.toml"
     if not pyproject.is_file():
         raise SystemExit(f"no pyproject.toml next to the grader package ({pyproject}): export from a source checkout")
-    files = {f"{SOURCE_DIR}/{rel}": data for rel, data in package_files(("__pycache__",)).items()}
+    course = course or catalog_module.load()
+    files = {f"{SOURCE_DIR}/{rel}": data for rel, data in package_files(("__pycache__",) + DEFAULT_COURSE_PARTS).items()}
+    files.update({f"{SOURCE_DIR}/{rel}": data for rel, data in course_package_files(course, catalog_module.FOLDERS).items()})
     files[f"{SOURCE_DIR}/pyproject.toml"] = pyproject.read_bytes()
     files[f"{SOURCE_DIR}/README.md"] = SOURCE_README.encode()
     return files
@@ -144,13 +152,14 @@ def grading_config(seed: int, device: str, limit=None) -> bytes:
     return (json.dumps(config, indent=2) + "\n").encode()
 
 
-def build_gradescope_zip(out: Path, seed: int = 0, device: str = "cpu", limit=None) -> Path:
+def build_gradescope_zip(out: Path, seed: int = 0, device: str = "cpu", limit=None,
+                         course: catalog_module.Catalog | None = None) -> Path:
     files = {
         "setup.sh": SETUP_SH.encode(),
         "run_autograder": RUN_AUTOGRADER.encode(),
         "requirements.txt": requirements_txt().encode(),
         CONFIG_FILE: grading_config(seed, device, limit),
-        **source_files(),
+        **source_files(course),
     }
     return write_zip(out, files, executable=("setup.sh", "run_autograder"))
 
@@ -256,7 +265,7 @@ def gradescope_results(report: dict, execution_time: float) -> dict:
                 "max_score": test["max_score"],
                 "status": "passed" if test["status"] == "passed" else "failed",
                 "visibility": "after_published" if hidden else "visible",
-                "output": case_output(test),
+                "output": case_output(test, report),
                 "tags": [exercise["module"], exercise["name"]],
             })
     return {
@@ -285,13 +294,18 @@ def student_summary(report: dict) -> str:
     return "\n".join(lines + problems)
 
 
-def case_output(test: dict) -> str:
-    """Status, the engine's message and the hint. A hidden test's message never holds its inputs
-    or values (the engine's rule); the hint is the test's docstring. A submission's text is
-    cleaned (grader.safetext) before Gradescope stores and shows it."""
+def case_output(test: dict, report: dict) -> str:
+    """Status, the message as its student may read it, and the hint (the test's docstring).
+
+    A hidden test's message is shown only where it is the grader's own text (grader.student_view):
+    messages can quote what the submission raised or chose while it held a hidden test's inputs,
+    and a student must not read those inputs back from Gradescope. A submission's text is cleaned
+    (grader.safetext) before Gradescope stores and shows it."""
     parts = [test["status"]]
-    if test.get("message"):
-        parts.append(clean_text(test["message"], OUTPUT_LIMIT))
+    message = shown_message(test, {e["name"] for e in report["exercises"]}, fixed_texts(),
+                            tuple(report.get("submission_errors", [])))
+    if message:
+        parts.append(clean_text(message, OUTPUT_LIMIT))
     if test.get("hint"):
         parts.append("checks: " + test["hint"])
     return "\n".join(parts)

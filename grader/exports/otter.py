@@ -1,7 +1,7 @@
 """otter-grader 7.0.0 integration: `grader export otter`, `grader export otter-check`, and the plugin.
 
 `grader export otter --out autograder.zip` writes an otter autograder zip made by otter's own
-`otter generate`: one otter question per exercise (one case per test of points.yaml, with its
+`otter generate`: one otter question per exercise (one case per test of the course file, with its
 points), an `otter_config.json` that registers `AutogradLabPlugin`, requirements with a CPU torch
 and this package, and the package source under `autograd_lab/`. `otter run -a autograder.zip
 submission.zip` (and Gradescope, with the same zip) grades with it.
@@ -10,7 +10,7 @@ Otter runs a submission in a Jupyter kernel and runs its tests in that same kern
 can patch torch, the test runner or the pickle that carries the results. The plugin keeps every
 student-written byte out of otter's processes:
 
-* `before_grading` (runs before otter reads `.OTTER_LOG` or starts the kernel) reads the six
+* `before_grading` (runs before otter reads `.OTTER_LOG` or starts the kernel) reads the course's
   modules into memory, then empties the submission folder, which is the kernel's working
   directory and so on its import path: planted `.OTTER_LOG` files, packages that would shadow
   `otter` or `torch`, everything but otter's fresh copy of the tests and a harmless stand-in for
@@ -47,7 +47,7 @@ from pathlib import Path
 from grader import catalog
 from grader.errors import UsageError
 from grader.exports import gradescope
-from grader.exports.bundle import write_zip
+from grader.exports.bundle import add_course_option, write_zip
 from grader.exports.gradescope import (add_grading_options, case_output, requirements_txt, source_files,
                                        student_summary, submission_limit)
 from grader.exports.submit import ROOT_FILE, ROOT_FILE_SOURCE
@@ -91,10 +91,12 @@ def register(commands, exports) -> None:
 
     p = exports.add_parser("otter-check", help="for students of an otter course: public tests as otter questions")
     p.add_argument("--out", required=True, type=Path, help="the .zip to write")
+    add_course_option(p)
     p.set_defaults(func=cmd_export_otter_check)
 
 
 def cmd_export_otter(args) -> int:
+    catalog.use(args.course)
     out = build_otter_zip(args.out, seed=args.seed, device=args.device, python_version=args.python_version,
                           limit=submission_limit(args))
     print(f"wrote {out}: `otter run -a {out} SUBMISSION.zip` grades one submission; upload it to Gradescope as an "
@@ -103,6 +105,7 @@ def cmd_export_otter(args) -> int:
 
 
 def cmd_export_otter_check(args) -> int:
+    catalog.use(args.course)
     out = build_check_zip(args.out)
     print(f"wrote {out}: students unpack it next to exercises/ and run `otter check {ROOT_FILE} -t {STUDENT_TESTS}`")
     return 0
@@ -117,7 +120,7 @@ def otter_config(seed: int, device: str, limit=None) -> dict:
 
 
 def question_file(exercise: catalog.Exercise, student: bool) -> str:
-    """An otter exception-format test file for one exercise: one case per test of points.yaml.
+    """An otter exception-format test file for one exercise: one case per test of the course file.
 
     Instructor (student=False): every test, hidden ones hidden, each case a placeholder that fails.
     Student: the public tests, each case asking the engine through `public_check`."""
@@ -175,7 +178,7 @@ def build_otter_zip(out: Path, seed: int = 0, device: str = "cpu", python_versio
                        requirements=str(tmp / "requirements.txt"), no_environment=True,
                        python_version=python_version)
         with zipfile.ZipFile(built, "a", zipfile.ZIP_DEFLATED) as zf:
-            for name, data in source_files().items():
+            for name, data in source_files(catalog.load()).items():
                 zf.writestr(name, data)
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(built, out)
@@ -210,7 +213,7 @@ def public_check(env, exercise: str, test: str) -> None:
         raise AssertionError(f"{test} did not run: {problems}")
     failed = [t for t in items if t["status"] != "passed"]
     if failed:
-        raise AssertionError("\n".join(f"{t['name']}: {case_output(t)}" for t in failed))
+        raise AssertionError("\n".join(f"{t['name']}: {case_output(t, report)}" for t in failed))
 
 
 def _exercises_folder(env) -> Path:
@@ -290,7 +293,7 @@ class PluginLogic:
         except Exception:
             self.report = failure_report("submission", Options(seed=seed), "internal grader error:\n"
                                          + traceback.format_exc()[-3000:])
-        results.results = {e["name"]: question_result(e) for e in self.report["exercises"]}
+        results.results = {e["name"]: question_result(e, self.report) for e in self.report["exercises"]}
         results._catastrophic_error = None  # the kernel ran only placeholders: its outcome counts for nothing
         for exercise in self.report["exercises"]:
             results.update_score(exercise["name"], exercise["score"])
@@ -353,8 +356,9 @@ def keep_last_graded(results, verdict) -> None:
                                                       "known: it is shown spread over them in order.)"))
 
 
-def question_result(exercise: dict):
-    """An otter TestFile for one exercise of a score file: one case per test, its results from the engine."""
+def question_result(exercise: dict, report: dict):
+    """An otter TestFile for one exercise of `report` (a score file): one case per test, its results
+    from the engine, its messages as the student may read them (gradescope.case_output)."""
     from otter.test_files.abstract_test import TestCase, TestCaseResult
     from otter.test_files.exception_test import ExceptionTestFile
 
@@ -367,7 +371,7 @@ def question_result(exercise: dict):
         case = TestCase(name=name, body=None, hidden=visibility == "hidden", points=points[visibility, name],
                         success_message=None, failure_message=None)
         failed = [t for t in items if t["status"] != "passed"]
-        message = ("❌ " + "\n".join(f"{t['name']}: {case_output(t)}" for t in failed)) if failed else "✅ passed"
+        message = ("❌ " + "\n".join(f"{t['name']}: {case_output(t, report)}" for t in failed)) if failed else "✅ passed"
         cases.append(case)
         outcomes.append(TestCaseResult(test_case=case, message=message, passed=not failed))
     question = ExceptionTestFile(exercise["name"], f"tests/{exercise['name']}.py", cases, all_or_nothing=False)

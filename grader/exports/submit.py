@@ -1,7 +1,7 @@
 """`grader submit`: the one file a student hands in, whichever way the course grades it.
 
-The form is a zip made by this command: the six modules under `exercises/`, and one root file,
-`autograd_lab.py`. `grader grade` reads only the six modules (see `grader.host.intake`), so the
+The form is a zip made by this command: the course's modules under `exercises/`, and one root file,
+`autograd_lab.py`. `grader grade` reads only the course's modules (see `grader.host.intake`), so the
 root file never counts. It is there for otter-grader, which resolves a submission zip to exactly
 one `.py` or `.ipynb` at its root and refuses several `.py` files there (hence the modules in a
 folder). Gradescope takes the same zip. The zip is reproducible: the same modules give the same
@@ -33,10 +33,10 @@ ZIP_DATE = (2020, 1, 1, 0, 0, 0)
 ROOT_FILE_SOURCE = '''\
 """autograd-lab submission / autograd-lab 提交文件
 
-A submission zip made by `grader submit` holds the six modules in exercises/ and this file.
+A submission zip made by `grader submit` holds the exercise modules in exercises/ and this file.
 Otter-grader needs exactly one .py file at the root of a submission, and this is it: it is never
 run when your work is graded, and editing it changes nothing. Only exercises/*.py are graded.
-由 `grader submit` 生成的提交 zip 包含 exercises/ 中的六个模块和本文件。otter-grader 要求提交的
+由 `grader submit` 生成的提交 zip 包含 exercises/ 中的习题模块和本文件。otter-grader 要求提交的
 根目录中恰好有一个 .py 文件，就是本文件：评分时不会运行它，修改它也不会改变任何结果，只评 exercises/*.py。
 
 If your course checks with otter-grader, it gives you a folder of otter tests (`grader export
@@ -53,7 +53,7 @@ EXERCISES = "exercises"
 def register(commands, exports) -> None:
     p = commands.add_parser("submit", help="make the zip you hand in (students): exercises/ and a root file for otter")
     p.add_argument("path", nargs="?", default="exercises",
-                   help="folder with your six modules, or a .zip of them (default: ./exercises)")
+                   help="folder with your exercise modules, or a .zip of them (default: ./exercises)")
     p.add_argument("--out", type=Path, default=Path("submission.zip"), help="the zip to write (default: submission.zip)")
     p.set_defaults(func=cmd_submit)
 

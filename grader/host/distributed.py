@@ -6,7 +6,7 @@ needs no daemon or object store of its own (Ray brings both, and much larger whe
 task is small (a few hundred kilobytes in, a score file out), which is Dask's sweet spot.
 
 The instructor's machine reads every submission (so the cluster needs no shared file system)
-and sends its six modules to a Dask worker process, where the task grades it: the runner's
+and sends its modules to a Dask worker process, where the task grades it: the runner's
 `grade_task` keeps one `Engine` (one warm zygote) per Dask worker process and grades one
 submission at a time, in a fresh sandboxed worker as always. Dask workers are trusted grading
 processes: student code never runs in them, only in the sandboxed workers their engines fork.

@@ -5,7 +5,7 @@ fresh sandboxed worker per submission; `spawn()` returns a `WorkerProcess`, whos
 speaks `grader.protocol.wire`, with its output collected and its memory measurable from
 outside. Where `fork` is not available (Windows, macOS), `SpawnLauncher` starts a plain
 subprocess instead. This side decides what a worker must not see (`hidden_paths`) and what it
-may read (`readonly_paths`), and says in the score file how it was isolated (`describe_sandbox`).
+may read (`readonly_paths`), which course helpers the zygote loads, and says in the score file how it was isolated (`describe_sandbox`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import time
 from multiprocessing.connection import Connection
 
 import grader
+from grader import catalog
+from grader.catalog import Catalog
 from grader.protocol.limits import Limits, SandboxPlan
 from grader.protocol.messages import SpawnReply, SpawnRequest, ZygoteHello, ZygoteOp
 from grader.sandboxed import zygote
@@ -195,22 +197,27 @@ def package_dir() -> str:
     return os.path.dirname(os.path.abspath(grader.__file__))
 
 
-def hidden_paths(extra: list[str] | None = None) -> list[str]:
-    """Secret paths: the hidden tests, the points file (it names them) and, in a source checkout,
-    solutions, tests and history."""
+def hidden_paths(course: Catalog, extra: list[str] | None = None) -> list[str]:
+    """Secret paths: the course's hidden tests, its course file (it names them) and its solutions, the
+    same of the package's own course, and, in a source checkout, solutions, tests and history."""
     package = package_dir()
     checkout = os.path.dirname(package)
-    paths = [os.path.join(package, "cases", "hidden"), os.path.join(package, "cases", "points.yaml")]
+    default = catalog.load(catalog.DEFAULT_COURSE) if course.path != catalog.DEFAULT_COURSE else course
+    paths = []
+    for c in ([course] if default is course else [course, default]):
+        paths += [str(c.folder("hidden")), str(c.path.resolve())]
+        if c.place("solutions") is not None:
+            paths.append(str(c.place("solutions")))
     if os.path.exists(os.path.join(checkout, "pyproject.toml")):
         paths += [os.path.join(checkout, name) for name in ("solutions", "tests", ".git", "bench")]
-    return paths + [os.path.abspath(p) for p in (extra or [])]
+    return list(dict.fromkeys(paths + [os.path.abspath(p) for p in (extra or [])]))
 
 
 class Launcher:
     """Starts the zygote once and asks it for one worker per submission."""
 
-    def __init__(self, limits: Limits, device: str = "cpu", slot: int = 0, extra_hidden: list[str] | None = None,
-                 force_mode: str | None = None):
+    def __init__(self, limits: Limits, course: Catalog, device: str = "cpu", slot: int = 0,
+                 extra_hidden: list[str] | None = None, force_mode: str | None = None):
         self.limits = limits
         self.device = device
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -218,8 +225,9 @@ class Launcher:
             "limits": limits.__dict__,
             "device": device,
             "slot": slot,
-            "hidden": hidden_paths(extra_hidden),
-            "readonly": readonly_paths(hidden_paths()),
+            "hidden": hidden_paths(course, extra_hidden),
+            "readonly": readonly_paths(hidden_paths(course)),
+            "helpers": [str(p) for p in course.helpers],
             "force_mode": force_mode,
             "sys_path": [os.path.dirname(package_dir())],
         }
@@ -280,9 +288,10 @@ class Launcher:
 class SpawnLauncher:
     """Fallback for systems without fork: a plain subprocess per worker, with the same protocol."""
 
-    def __init__(self, limits: Limits, device: str = "cpu", **_):
+    def __init__(self, limits: Limits, course: Catalog, device: str = "cpu", **_):
         self.limits = limits
         self.device = device
+        self.helpers = [str(p) for p in course.helpers]
         self.plan = SandboxPlan(mode="spawn", device=device, notes=[
             "spawned worker: no fork and no namespaces on this system; a separate process with time limits"])
 
@@ -291,7 +300,8 @@ class SpawnLauncher:
 
         ctx = get_context("spawn")
         ours, theirs = ctx.Pipe(duplex=True)
-        process = ctx.Process(target=zygote.spawned_worker_main, args=(theirs, self.limits), daemon=True)
+        process = ctx.Process(target=zygote.spawned_worker_main, args=(theirs, self.limits, self.helpers),
+                              daemon=True)
         process.start()
         theirs.close()
         read_fd, write_fd = os.pipe()
@@ -304,11 +314,12 @@ class SpawnLauncher:
         pass
 
 
-def make_launcher(limits: Limits, device: str = "cpu", slot: int = 0, extra_hidden: list[str] | None = None,
-                  force_mode: str | None = None):
+def make_launcher(limits: Limits, course: Catalog, device: str = "cpu", slot: int = 0,
+                  extra_hidden: list[str] | None = None, force_mode: str | None = None):
+    """A launcher of workers for the course's submissions (its helpers loaded, its secrets hidden)."""
     if hasattr(os, "fork") and sys.platform.startswith("linux"):
-        return Launcher(limits, device=device, slot=slot, extra_hidden=extra_hidden, force_mode=force_mode)
-    return SpawnLauncher(limits, device=device)
+        return Launcher(limits, course, device=device, slot=slot, extra_hidden=extra_hidden, force_mode=force_mode)
+    return SpawnLauncher(limits, course, device=device)
 
 
 def readonly_paths(hidden: list[str]) -> list[str]:

@@ -17,7 +17,7 @@ from functools import lru_cache
 import pytest
 import torch
 
-from grader import catalog
+from grader import catalog as catalog_module
 from grader.catalog import Catalog, CatalogError, TestSpec
 from grader.host.student_code import CallTimeout, CodeUnavailable, StudentCode, WorkerFault
 from grader.protocol.messages import TestStatus
@@ -53,6 +53,7 @@ class GradingPlugin:
         self.collected: dict[str, TestOutcome] = {}  # node id -> its outcome before it runs
         self.outcomes: dict[str, TestOutcome] = {}  # the submission's
         self.errors: list[str] = []
+        self.folder_of = {catalog.folder(f): f for f in catalog_module.FOLDERS}  # test folder -> public/hidden
 
     def begin(self, student: StudentCode) -> dict[str, TestOutcome]:
         """Grade `student` next: its outcomes, filled in as its tests run."""
@@ -79,7 +80,7 @@ class GradingPlugin:
     def pytest_collection_modifyitems(self, session, config, items):
         selected, deselected, counts = [], [], {}
         for item in items:
-            folder = item.path.parent.name
+            folder = self.folder_of.get(item.path.parent.resolve())
             if folder not in self.folders:
                 deselected.append(item)
                 continue
@@ -102,7 +103,7 @@ class GradingPlugin:
         listed = {(t.folder, t.name) for e in self.catalog.exercises for t in e.tests
                   if t.folder in self.folders and (not self.only or e.name in self.only)}
         for folder, name in sorted(listed - {(s.folder, s.name) for s in counts}):
-            self.errors.append(f"test {folder}/{name} is listed in points.yaml but was not collected")
+            self.errors.append(f"test {folder}/{name} is listed in {self.catalog.path.name} but was not collected")
         if deselected:
             config.hook.pytest_deselected(items=deselected)
         items[:] = selected
@@ -138,7 +139,7 @@ class GradingPlugin:
                 try:
                     outcome.status, outcome.message, outcome.mistake = classify(
                         excinfo, outcome.spec.visibility == "visible", outcome.spec.exercise)
-                except CatalogError as exc:  # a test names a mistake mistakes.yaml lacks: the cases are wrong
+                except CatalogError as exc:  # a test names a mistake the course file lacks: the cases are wrong
                     self.errors.append(str(exc))
                     outcome.status, outcome.message = TestStatus.ERROR, str(exc)
             elif skipped:
@@ -172,7 +173,7 @@ def classify(excinfo, visible: bool, exercise: str) -> tuple[TestStatus, str, di
         detail = getattr(exc, "detail", "")
         mistake = None
         if getattr(exc, "mistake", None):
-            mistake = catalog.mistake(exercise, exc.mistake).described(exercise, **exc.fill)
+            mistake = catalog_module.mistake(exercise, exc.mistake).described(exercise, **exc.fill)
             reason += f"\n{mistake['en']} / {mistake['zh']}"
         return TestStatus.FAILED, _clip(reason + (f"\n{detail}" if visible and detail else "")), mistake
     if isinstance(exc, AssertionError):

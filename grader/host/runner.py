@@ -44,6 +44,7 @@ class Options:
     limits: Limits = field(default_factory=Limits)
     extra_hidden: list[str] = field(default_factory=list)
     sandbox: str | None = None  # None: the strongest isolation this machine allows; "process": no namespaces
+    course: str | None = None  # the course file (None: the package's own course, grader/cases/course.yaml)
 
 
 def resolve_device(device: str) -> str:
@@ -63,15 +64,16 @@ class Engine:
 
     def __init__(self, options: Options, slot: int = 0):
         self.options = options
-        self.catalog = catalog_module.load()
-        self.launcher = make_launcher(options.limits, device=options.device, slot=slot,
+        self.catalog = catalog_module.use(options.course)  # the tests' kit reads the process's course
+        self.tests_sha256 = catalog_module.tests_sha256(self.catalog)
+        self.launcher = make_launcher(options.limits, self.catalog, device=options.device, slot=slot,
                                       extra_hidden=options.extra_hidden, force_mode=options.sandbox)
         self.plugin = GradingPlugin(self.catalog, options.folders, options.device, options.seed, options.exercises)
         self.session: GradingSession | None = None  # started by the first submission
 
     def _session(self) -> GradingSession:
         if self.session is None or self.session.ended is not None:
-            self.session = GradingSession(self.plugin, self.options.folders)
+            self.session = GradingSession(self.plugin, self.catalog, self.options.folders)
         return self.session
 
     def grade(self, path: str | os.PathLike, name: str | None = None) -> dict:
@@ -91,7 +93,7 @@ class Engine:
         finally:
             student.close()
         if self.plugin.errors:
-            raise GraderError("the test cases do not match points.yaml:\n  " + "\n  ".join(self.plugin.errors))
+            raise GraderError(f"the test cases do not match {self.catalog.path.name}:\n  " + "\n  ".join(self.plugin.errors))
         scoring.withhold_points_without_work(outcomes.values(), self.catalog)
         if session.ended is not None:  # it stopped while grading this submission
             for outcome in outcomes.values():
@@ -114,7 +116,7 @@ class Engine:
             seed=opts.seed,
             graded_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
             source_sha256=sub.sha256,
-            tests_sha256=catalog_module.tests_sha256(),
+            tests_sha256=self.tests_sha256,
             submission_errors=sub.problems + sorted(set(student.fatal_modules.values())
                                                     | set(student.import_errors.values())),
             sandbox=sandbox,
@@ -137,7 +139,7 @@ class Engine:
 
 def failure_report(name: str, options: Options, message: str, duration_s: float = 0.0) -> dict:
     """A complete score file for a submission the grader itself could not grade."""
-    cat = catalog_module.load()
+    cat = catalog_module.load(options.course)
     outcomes = [TestOutcome(t.name, t, t.points, TestStatus.ERROR, message)
                 for e in cat.exercises for t in e.tests if t.folder in options.folders
                 and (not options.exercises or e.name in options.exercises)]
@@ -170,7 +172,8 @@ _dask_lock = threading.Lock()
 
 def grade_task(sub: intake.Submission, options: Options) -> dict:
     """Runs on a Dask worker (`grader.host.distributed`): grade one submission with this process's engine."""
-    key = repr((options.device, options.seed, options.folders, sorted(options.exercises or []), options.limits))
+    key = repr((options.course, options.device, options.seed, options.folders, sorted(options.exercises or []),
+                options.limits))
     with _dask_lock:  # one pytest session at a time per process, whatever the worker's thread count
         engine = _dask_engines.get(key)
         if engine is None:
@@ -208,7 +211,7 @@ def grade_many(paths: list[str], out_dir: Path, options: Options, workers: int =
     summary = RunSummary()
     start = time.perf_counter()
     todo = []
-    tests_sha256 = catalog_module.tests_sha256() if resume else None
+    tests_sha256 = catalog_module.tests_sha256(catalog_module.load(options.course)) if resume else None
     for path, name in zip(paths, unique_names(paths)):
         if resume:
             done = results.read_report(out_dir / results.score_file_name(name))
@@ -253,7 +256,7 @@ def grade_many(paths: list[str], out_dir: Path, options: Options, workers: int =
 
 def stale(report: dict, source_sha256: str, options: Options, tests_sha256: str) -> str:
     """Why a finished score file cannot be kept by --resume ("" when it can): its submission, seed,
-    device or tests (cases, points.yaml, mistakes.yaml, grader version) differ from this run's."""
+    device or tests (the course file, its test cases and helpers, the grader version) differ from this run's."""
     if report.get("source_sha256") != source_sha256:
         return "submission changed"
     if report.get("seed") != options.seed:

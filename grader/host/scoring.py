@@ -1,6 +1,6 @@
 """The rules of scoring that look at a submission's tests together (grader.md, "Rules of scoring").
 
-No points without work: a test that is not one of its exercise's `general` tests (points.yaml)
+No points without work: a test that is not one of its exercise's `general` tests (the course file)
 earns its points only when every general test of that exercise earned points in the same run, that
 is passed on at least one of its random inputs. Otherwise it is reported `failed`, with a message
 that says which general test it waits for; a test of zero points is left as it is. A general test

@@ -27,7 +27,6 @@ from grader.host.student_code import StudentCode
 
 PYTEST_ARGS = [
     "-c", str(catalog_module.CASES_DIR / "pytest.ini"),
-    "--rootdir", str(catalog_module.CASES_DIR),
     "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:stepwise", "-p", "no:logging",
     "-p", "no:unraisableexception", "-p", "no:threadexception",  # each ends with a slow gc.collect()
     "--noconftest", "--capture=no", "-W", "ignore",
@@ -41,9 +40,10 @@ class SessionEnded(RuntimeError):
 class GradingSession:
     """A pytest session in a thread: `grade(student)` runs every collected test against one submission."""
 
-    def __init__(self, plugin: GradingPlugin, folders: tuple[str, ...]):
+    def __init__(self, plugin: GradingPlugin, course: catalog_module.Catalog, folders: tuple[str, ...]):
         self.plugin = plugin
-        self.paths = [str(catalog_module.CASES_DIR / f) for f in folders if (catalog_module.CASES_DIR / f).is_dir()]
+        self.args = [*(str(course.folder(f)) for f in folders if course.folder(f).is_dir()),
+                     "--rootdir", str(course.root), *PYTEST_ARGS]
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
         self.ready = threading.Event()
         self.ended: str | None = None  # why the session is over
@@ -76,7 +76,7 @@ class GradingSession:
 
     def _main(self) -> None:
         try:
-            code = pytest.main([*self.paths, *PYTEST_ARGS], plugins=[self.plugin, self])
+            code = pytest.main(self.args, plugins=[self.plugin, self])
             self.ended = self.ended or f"pytest exit code {int(code)}"
         except BaseException as exc:  # noqa: BLE001  (the session thread must always say why it ended)
             self.ended = self.ended or f"{type(exc).__name__}: {exc}"

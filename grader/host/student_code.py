@@ -60,14 +60,14 @@ def Leaf(tensor: torch.Tensor, grad: torch.Tensor | None = None) -> Arg:
 
 @dataclass
 class Fn:
-    """A callable from `grader.sandboxed.helpers.FUNCTIONS`, built inside the worker."""
+    """A callable of the course's worker-side helpers (`FUNCTIONS`), built inside the worker."""
 
     name: str
 
 
 @dataclass
 class Graph:
-    """An autograd graph built inside the worker by `grader.sandboxed.helpers.GRAPHS[name](*args)`."""
+    """An autograd graph built inside the worker by the course's helpers (`GRAPHS[name](*args)`)."""
 
     name: str
     args: tuple = ()

@@ -5,7 +5,7 @@ never grade, import student code or touch the engine. Modules, one concern each:
 - `scores`: find and read the score files of a folder; list those that cannot be used.
 - `figures`: the class's figures (distribution, exercises, tests, mistakes, problems, timing).
 - `plots`: those figures as inline SVG charts (matplotlib).
-- `student_view`: what a student may read of their own score file (no hidden inputs).
+- (`grader.student_view`, shared with the Gradescope and otter exports: what a student may read of their own score file.)
 - `pages`: the jinja2 templates and filters every page is written with.
 - `class_report`, `feedback`, `diff`: the three commands; `cli` registers them.
 """

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from grader.report import pages, plots
 from grader.report.figures import ClassFigures, class_figures
 from grader.report.scores import ScoreFiles
-from grader.report.student_view import fixed_texts, shown_message
+from grader.student_view import fixed_texts, shown_message
 
 
 def warnings(f: ClassFigures) -> list[str]:

@@ -13,7 +13,7 @@ from grader.display import STATUS_WORD
 from grader.host.results import write_atomic
 from grader.report import ReportError, pages
 from grader.report.scores import ScoreFiles, page_name
-from grader.report.student_view import fixed_texts, student_view
+from grader.student_view import fixed_texts, student_view
 
 
 def page(report: dict, fmt: str = "html", fixed: frozenset[str] | None = None) -> str:

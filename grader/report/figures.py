@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from grader.report.scores import page_name
-from grader.report.student_view import has_cjk
+from grader.student_view import has_cjk
 
 HISTOGRAM_BINS = 20
 TOP_MISTAKES = 20

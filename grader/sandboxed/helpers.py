@@ -1,198 +1,52 @@
-"""Worker-side helpers: the functions, graphs and probes that tests hand to student code. Not secret.
+"""Worker-side helpers: the tables of functions, graphs and probes that tests hand to student code.
 
 A callable cannot cross the boundary as data, so a test names one (`Fn("sum_cubes")`,
-`Graph("mlp", args)`, `probe="smooth_abs"`) and the worker builds it from the three tables
-here: `FUNCTIONS`, `GRAPHS`, `PROBES`. The trusted side imports the same definitions to
-compute the right answers (`grader.cases.hidden.oracle`, the graph tests), so both sides agree
-by construction. Everything here must work for any floating dtype and any device, and import
-nothing of the grader: it runs in the worker, next to student code.
+`Graph("mlp", args)`, `probe="smooth_abs"`) and the worker builds it from the three tables here:
+`FUNCTIONS`, `GRAPHS`, `PROBES`. The course fills them: its helper files (the course file's
+`helpers:`, next to its tests, e.g. `grader/cases/public/helpers.py`) are loaded by path, in
+`load_course`, in the zygote before any fork (or in a spawned worker before its first request),
+always before student code runs. That is the one place the sandboxed side runs course code; it
+imports nothing of the cases (an import-linter contract), since that package also holds the
+hidden tests and the oracle. The engine's own probe, `docstring_examples`, is defined here.
 
-Why here, and not next to the tests in `grader/cases/`: the sandboxed side imports nothing of
-the cases (an import-linter contract), since that package also holds the hidden tests and the
-oracle. The worker reads these tables and nothing else, and the zygote runs `warm_up()` once
-before any fork. When a later round keeps each exercise's helpers next to its tests, they
-become files in a public cases folder that the catalogue names; the zygote then loads them
-by path, in one function, into these same three tables, and the worker and the wire format
-stay as they are.
+`warm_up()` runs the kinds of autograd work the tests ask for once, in the zygote, before any fork.
+Everything here runs in the worker and imports nothing of the grader.
 """
 
 from __future__ import annotations
 
+import sys
+
 import torch
 
-# ----------------------------------------------------------------------------- callables f
-
-FUNCTIONS = {
-    # f(x, y) -> 0-dim, for partial_grads
-    "product_sum": lambda x, y: (x * y).sum(),
-    "lecture_xy": lambda x, y: ((x + y) * (y + 1)).sum(),
-    "exp_sin": lambda x, y: (torch.exp(x) * torch.sin(y)).sum(),
-    "x_y_squared": lambda x, y: (x * y * y).sum(),
-    "ignores_y": lambda x, y: (x ** 2).sum(),
-    "ignores_x": lambda x, y: torch.cos(y).sum(),
-    "ignores_both": lambda x, y: torch.tensor(3.0, dtype=x.dtype, device=x.device),
-    # elementwise f, for nth_derivative
-    "square": lambda t: t ** 2,
-    "sin": torch.sin,
-    "exp": torch.exp,
-    "cube": lambda t: t ** 3,
-    "linear": lambda t: 3 * t + 2,
-    "quartic": lambda t: t ** 4 - 2 * t ** 2 + t,
-    "constant": lambda t: torch.full_like(t, 5.0),
-    "exp_half": lambda t: torch.exp(0.5 * t),
-    # 3 t + 2 with a learnable scale: the first derivative requires grad (through the scale) but
-    # has no graph back to t, so differentiating it again finds t unused (allow_unused=True)
-    "learnable_linear": lambda t: t.new_tensor(3.0).requires_grad_(True) * t + 2,
-    # scalar f of a 1-dim x, for hvp and numerical_gradient
-    "sum_cubes": lambda x: (x ** 3).sum(),
-    "logsumexp": lambda x: torch.logsumexp(x.flatten(), 0),
-    "neighbours": lambda x: (x.flatten()[:-1] * x.flatten()[1:]).sum() + (x ** 2).sum(),
-    "sum_linear": lambda x: (2 * x).sum() + 1,
-    "scalar_constant": lambda x: torch.tensor(1.0, dtype=x.dtype, device=x.device),
-    "sin_sum": lambda x: torch.sin(x).sum(),
-    "exp_quartic": lambda x: (torch.exp(0.5 * x) + 0.1 * x ** 4).sum(),
-    # f: R^n -> R^m, for jacobian_rows
-    "sin_cumsum": lambda x: torch.cumsum(torch.sin(x), 0),
-    "moments": lambda x: torch.stack([x.sum(), (x ** 2).sum(), (x ** 3).mean()]),
-    "ends": lambda x: torch.stack([2 * x[0], x[-1] ** 2]),
-    "constant_vector": lambda x: torch.ones(2, dtype=x.dtype, device=x.device),
-    "mix": lambda x: torch.tanh(x) * x.sum(),
-}
+FUNCTIONS: dict = {}  # name -> a callable f (Fn)
+GRAPHS: dict = {}  # name -> a function that builds an autograd graph (Graph)
+PROBES: dict = {}  # name -> a function that calls the student's target and returns what to judge
+_COURSE_WARM_UPS: list = []
 
 
-# ----------------------------------------------------------------------------- graphs for graph_node_counts
+def load_course(paths: list[str]) -> None:
+    """Load the course's helper files by path into the three tables (a name defined twice is an error).
 
-def _leaf(values: torch.Tensor) -> torch.Tensor:
-    return values.detach().clone().requires_grad_(True)
+    Each is registered as `grader.sandboxed.helpers_course_<n>`: a module of the sandboxed side, so
+    the seal guards its functions and tables like the worker's own (a submission that rewrites a probe
+    is caught)."""
+    import importlib.util
 
-
-def lecture_graph(w: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-    """The lecture's y = (w + x) * (w + 1) with w a leaf that requires grad and x that does not."""
-    w = _leaf(w)
-    a = w + x
-    b = w + 1
-    return a * b
-
-
-def mlp_graph(x: torch.Tensor, w1: torch.Tensor, b1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
-    w1, b1, w2 = _leaf(w1), _leaf(b1), _leaf(w2)
-    h = torch.relu(x @ w1 + b1)
-    return (h @ w2).pow(2).mean()
-
-
-def diamond_graph(x: torch.Tensor) -> torch.Tensor:
-    """One node feeds several paths: it must be counted once. (Two Muls: no answer of all ones fits.)"""
-    a = _leaf(x).exp()
-    return (a * a.sin() + a * 2).sum()
-
-
-def chain_graph(x: torch.Tensor, length: int) -> torch.Tensor:
-    h = _leaf(x)
-    for i in range(length):
-        h = h * 2 if i % 2 == 0 else torch.tanh(h)
-    return h.sum()
-
-
-def shared_leaves_graph(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    x, y = _leaf(x), _leaf(y)
-    return (x * y + x.exp() * y + (x - y) ** 2).sum()
-
-
-def no_grad_graph(x: torch.Tensor) -> torch.Tensor:
-    """Nothing requires grad: out.grad_fn is None."""
-    return (x * 2).sum()
-
-
-def leaf_graph(x: torch.Tensor) -> torch.Tensor:
-    """The output is itself a leaf that requires grad: out.grad_fn is None."""
-    return _leaf(x)
-
-
-GRAPHS = {
-    "lecture": lecture_graph,
-    "mlp": mlp_graph,
-    "diamond": diamond_graph,
-    "chain": chain_graph,
-    "shared_leaves": shared_leaves_graph,
-    "no_grad": no_grad_graph,
-    "leaf": leaf_graph,
-}
-
-
-# ----------------------------------------------------------------------------- probes
-
-def probe_smooth_abs(function_class, x: torch.Tensor, eps: float, v: torch.Tensor, u: torch.Tensor):
-    """Forward values, a weighted first derivative and a weighted second derivative through
-    the student's Function. Returns the numbers only; the trusted side judges them."""
-    x = _leaf(x)
-    y = function_class.apply(x, eps)
-    (g,) = torch.autograd.grad(y, x, grad_outputs=v, create_graph=True)  # v * y'(x)
-    (h,) = torch.autograd.grad(g, x, grad_outputs=u)  # u * v * y''(x)
-    return y.detach(), g.detach(), h.detach()
-
-
-def probe_smooth_abs_orders(function_class, x: torch.Tensor, eps: float, v: torch.Tensor, u: torch.Tensor):
-    """Like probe_smooth_abs, but a derivative that cannot be computed does not take the lower orders
-    with it: in its place comes a line saying why (a backward that is not itself differentiable
-    still gets its forward and first derivative judged)."""
-    x = _leaf(x)
-    y = function_class.apply(x, eps)
-    try:
-        (g,) = torch.autograd.grad(y, x, grad_outputs=v, create_graph=True)
-    except Exception as exc:  # noqa: BLE001  (student code: any error means "no first derivative")
-        return y.detach(), _why(exc), _why(exc)
-    try:
-        (h,) = torch.autograd.grad(g, x, grad_outputs=u)
-    except Exception as exc:  # noqa: BLE001
-        return y.detach(), g.detach(), _why(exc)
-    return y.detach(), g.detach(), h.detach()
-
-
-def _why(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
-
-
-def probe_then_backward(function, w: torch.Tensor, x: torch.Tensor, q: torch.Tensor):
-    """Call frozen_predict, then use its result in a later autograd computation."""
-    r = function(w, x)
-    if not torch.is_grad_enabled():
-        raise RuntimeError("gradient recording was still switched off after frozen_predict returned: "
-                           "torch.set_grad_enabled(False) was never undone; use `with torch.no_grad():`, "
-                           "which switches it back on when the block ends")
-    q = _leaf(q)
-    (r * q).sum().backward()
-    return r, q.grad
-
-
-def probe_leaf_backward(function, t: torch.Tensor, *args):
-    """Call make_leaf, then backpropagate into the new leaf: a real leaf receives .grad."""
-    leaf = function(t, *args)
-    (leaf * 3).sum().backward()
-    return leaf, leaf.grad
-
-
-# What recording_f looks at, read through torch's C layer: the worker runs student code, which may
-# replace torch.is_grad_enabled or torch.Tensor's properties to change what is recorded.
-_TensorBase = getattr(torch._C, "TensorBase", None) or getattr(torch._C, "_TensorBase")
-_dtype_of, _device_of, _requires_grad_of = (_TensorBase.__dict__[name].__get__
-                                            for name in ("dtype", "device", "requires_grad"))
-_grad_enabled = torch._C.is_grad_enabled
-
-
-def probe_recording_f(function, f_name: str, x: torch.Tensor, *args):
-    """Call numerical_gradient with an f that records how it was evaluated."""
-    f = FUNCTIONS[f_name]
-    seen = {"dtypes": [], "devices": [], "grad_enabled": [], "requires_grad": []}
-
-    def recording_f(t):
-        seen["dtypes"].append(str(_dtype_of(t)).replace("torch.", ""))
-        seen["devices"].append(_device_of(t).type)
-        seen["grad_enabled"].append(_grad_enabled())
-        seen["requires_grad"].append(_requires_grad_of(t))
-        return f(t)
-
-    result = function(recording_f, x, *args)
-    return result, {k: sorted(set(v)) for k, v in seen.items()}
+    for index, path in enumerate(paths):
+        name = f"{__name__}_course_{index}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        for table, name in ((FUNCTIONS, "FUNCTIONS"), (GRAPHS, "GRAPHS"), (PROBES, "PROBES")):
+            entries = getattr(module, name, {})
+            twice = sorted(set(entries) & set(table))
+            if twice:
+                raise ValueError(f"{path}: {name} defines {', '.join(twice)} again")
+            table.update(entries)
+        if callable(getattr(module, "warm_up", None)):
+            _COURSE_WARM_UPS.append(module.warm_up)
 
 
 def probe_docstring_examples(target, name: str, sources: list):
@@ -216,21 +70,15 @@ def probe_docstring_examples(target, name: str, sources: list):
     return printed
 
 
-PROBES = {
-    "docstring_examples": probe_docstring_examples,
-    "smooth_abs": probe_smooth_abs,
-    "smooth_abs_orders": probe_smooth_abs_orders,
-    "then_backward": probe_then_backward,
-    "leaf_backward": probe_leaf_backward,
-    "recording_f": probe_recording_f,
-}
+PROBES["docstring_examples"] = probe_docstring_examples
 
 
 def warm_up() -> None:
     """Run the kinds of autograd work the tests ask for once, in the zygote, before any fork.
 
     Some first calls load Python modules lazily (a first backward through torch.cat imports
-    sympy, about 0.3 s) or fill caches; paying that once here keeps every worker fast.
+    sympy, about 0.3 s) or fill caches; paying that once here keeps every worker fast. The
+    course's helpers warm up their own functions and graphs.
     """
     for dtype in (torch.float32, torch.float64):
         x = torch.linspace(-1, 1, 6, dtype=dtype).requires_grad_(True)
@@ -243,25 +91,5 @@ def warm_up() -> None:
             x.add_(1)
         with torch.inference_mode():
             torch.logsumexp(x * 2, 0)
-        for f in FUNCTIONS.values():
-            _differentiate_twice(f, dtype)
-        for name, build in GRAPHS.items():
-            t = torch.linspace(-1, 1, 4, dtype=dtype)
-            args = {"lecture": (t, t), "mlp": (t.reshape(2, 2), t.reshape(2, 2), t[:2], t.reshape(2, 2)[:, :1]),
-                    "chain": (t, 3), "shared_leaves": (t, t)}.get(name, (t,))
-            build(*args)
-
-
-def _differentiate_twice(f, dtype) -> None:
-    """First and second derivatives of f, whatever its arity (1 or 2 tensors), errors ignored."""
-    x = torch.linspace(-1, 1, 4, dtype=dtype).requires_grad_(True)
-    y = torch.linspace(1, 2, 4, dtype=dtype).requires_grad_(True)
-    for args in ((x,), (x, y)):
-        try:
-            out = f(*args)
-        except TypeError:
-            continue
-        if out.requires_grad:
-            (g,) = torch.autograd.grad(out, x, grad_outputs=torch.ones_like(out), create_graph=True, allow_unused=True)
-            if g is not None and g.requires_grad:
-                torch.autograd.grad(g, x, grad_outputs=torch.ones_like(g), allow_unused=True)
+    for course_warm_up in _COURSE_WARM_UPS:
+        course_warm_up()

@@ -418,7 +418,7 @@ class Worker:
 class TorchState:
     """torch's public namespaces as they were before student code ran, to put back.
 
-    Six modules share one worker: a module that replaces torch.Tensor.__eq__ or torch.allclose
+    The modules share one worker: a module that replaces torch.Tensor.__eq__ or torch.allclose
     at import would otherwise change the reference behaviour every later call relies on. Only
     names are compared (by identity), so restoring costs a fraction of a millisecond."""
 
@@ -553,13 +553,15 @@ def install_recorders() -> None:
                 setattr(module, name, _recording(f"{module_name}.{name}", original))
 
 
-def prepare_process() -> None:
-    """Settings every worker takes before the first request, whatever launched it."""
+def prepare_process(course_helpers: list[str]) -> None:
+    """Settings every worker takes before the first request, whatever launched it, and the course's
+    worker-side helpers (files, by path), loaded before any student code."""
     torch.set_num_threads(1)
+    helpers.load_course(course_helpers)
     helpers.warm_up()
     install_recorders()
 
 
-def run(conn, workdir: str) -> None:
-    prepare_process()
+def run(conn, workdir: str, course_helpers: list[str]) -> None:
+    prepare_process(course_helpers)
     Worker(conn, workdir).serve()

@@ -1,7 +1,8 @@
 """The zygote: a warm process that forks one fresh, sandboxed worker per submission.
 
 `import torch` costs about a second; the zygote pays it once per grading process and then
-forks workers that start with torch already loaded. The engine starts it
+forks workers that start with torch and the course's worker-side helpers already loaded
+(`config["helpers"]`, files the engine names). The engine starts it
 (`grader.host.launcher.Launcher`) with a clean environment (`python -I`, no secrets from the
 grader's environment); it never imports test cases or solutions, and never touches CUDA: a
 worker that grades on the GPU initialises CUDA itself, after the fork.
@@ -47,7 +48,7 @@ def serve(config: dict, control_fd: int) -> None:
         plan = choose_plan(config)
         import torch  # noqa: F401  (the point of the zygote: loaded once, before any fork)
         from grader.sandboxed import worker as worker_module
-        worker_module.prepare_process()
+        worker_module.prepare_process(config["helpers"])  # the course's helpers, before any fork
         gc.collect()
         gc.freeze()  # workers' garbage collections skip (and so do not copy) the zygote's objects
         hello: ZygoteHello = {"plan": plan.to_json()}
@@ -304,11 +305,11 @@ def _worker_main(plan: SandboxPlan, limits: Limits, conn_fd: int, out_fd: int, w
         os._exit(code)
 
 
-def spawned_worker_main(conn, limits: Limits) -> None:
+def spawned_worker_main(conn, limits: Limits, course_helpers: list[str]) -> None:
     """The worker of `grader.host.launcher.SpawnLauncher` (no fork): a plain process, time limits only."""
     from grader.sandboxed import worker
 
     os.environ.clear()
     os.environ.update(clean_environment())
     workdir = tempfile.mkdtemp(prefix="autograd-lab-worker-")
-    worker.run(conn, workdir)
+    worker.run(conn, workdir, course_helpers)

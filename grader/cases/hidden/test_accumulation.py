@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from grader.cases.hidden import oracle
+from . import oracle
 from grader.cases.kit import Arg, Fail, close, draw, randint, result_tensor, returned, unchanged
 
 DTYPES = pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from grader import catalog
-from grader.cases.hidden import oracle
+from . import oracle
 from grader.cases.kit import (Arg, Fail, Fn, Leaf, autograd_calls, close, draw, no_shortcuts, randint,
                               result_tensor, returned, unchanged)
 

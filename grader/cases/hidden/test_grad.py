@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from grader.cases.hidden import oracle
+from . import oracle
 from grader.cases.kit import (Arg, Fail, Fn, autograd_calls, close, draw, no_shortcuts, randint, raised, result_tensor,
                               returned, unchanged)
 

@@ -3,10 +3,10 @@
 import pytest
 import torch
 
-from grader.cases.hidden import oracle
+from . import oracle
 from grader.cases.kit import (SESSION_DEVICE, Arg, Fail, Graph, close, draw, randint, result_tensor, returned,
                               tensor, unchanged)
-from grader.sandboxed import helpers as fns
+from grader.cases.public import helpers as fns
 
 DTYPES = pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
 

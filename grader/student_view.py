@@ -23,11 +23,10 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
+from grader import catalog
 
-CASES_DIR = Path(__file__).resolve().parent.parent / "cases"
+CASES_DIR = Path(__file__).resolve().parent / "cases"
 BUILTIN_EXCEPTIONS = frozenset(n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException))
-MISTAKES_FILE = CASES_DIR / "mistakes.yaml"
 WRONG_VALUES = re.compile(r"^(?P<en>.+) has wrong values / (?P<zh>.+) 的数值不对$")
 RAISED = re.compile(r"^(?P<function>[A-Za-z_]\w*) raised (?P<exception>[A-Za-z_]\w*)(?::|$)")
 
@@ -39,11 +38,20 @@ STATUS_TEXT = {
 }
 
 
+def case_sources() -> list[Path]:
+    """The Python files messages come from: the package's cases (the kit) and the course's tests."""
+    try:
+        course = [p for p in catalog.course_files(catalog.load()).values() if p.suffix == ".py"]
+    except catalog.CatalogError:
+        course = []
+    return sorted(set(CASES_DIR.rglob("*.py")) | set(course))
+
+
 @lru_cache(maxsize=1)
-def fixed_texts(cases_dir: Path = CASES_DIR) -> frozenset[str]:
+def fixed_texts() -> frozenset[str]:
     """Every string literal of the test cases long enough to be a message (f-strings are not literals)."""
     found = set()
-    for path in sorted(cases_dir.rglob("*.py")):
+    for path in case_sources():
         try:
             tree = ast.parse(path.read_text(encoding="utf-8"))
         except (OSError, SyntaxError, UnicodeDecodeError):
@@ -55,18 +63,16 @@ def fixed_texts(cases_dir: Path = CASES_DIR) -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
-def mistake_texts(path: Path = MISTAKES_FILE) -> frozenset[str]:
-    """The English and Chinese texts of the mistakes catalogue, each also as "en / zh" (a `{arg}` in a
+def mistake_texts() -> frozenset[str]:
+    """The English and Chinese texts of the course's mistakes, each also as "en / zh" (a `{arg}` in a
     text is kept as written; `_fixed_line` matches it against any argument name)."""
     try:
-        catalogue = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError):
+        course = catalog.load()
+    except catalog.CatalogError:
         return frozenset()
     texts = set()
-    for section in catalogue.values():
-        for entry in (section or {}).values():
-            if isinstance(entry, dict) and isinstance(entry.get("en"), str) and isinstance(entry.get("zh"), str):
-                texts.update((entry["en"], entry["zh"], f"{entry['en']} / {entry['zh']}"))
+    for m in [*course.common_mistakes.values(), *(m for e in course.exercises for m in e.mistakes.values())]:
+        texts.update((m.en, m.zh, f"{m.en} / {m.zh}"))
     return frozenset(texts)
 
 
@@ -78,10 +84,10 @@ def _templates() -> tuple[re.Pattern, ...]:
 
 
 @lru_cache(maxsize=1)
-def labels(cases_dir: Path = CASES_DIR) -> frozenset[str]:
+def labels() -> frozenset[str]:
     """Every string literal of the test cases, short ones included: the labels messages are built from."""
     found = set()
-    for path in sorted(cases_dir.rglob("*.py")):
+    for path in case_sources():
         try:
             tree = ast.parse(path.read_text(encoding="utf-8"))
         except (OSError, SyntaxError, UnicodeDecodeError):
