@@ -197,7 +197,7 @@ def diagnose(device: str, repeats: int = 3, sandbox: str | None = None) -> dict:
     limits = Limits()
     sub = intake.load(ROOT / "solutions")
     sub.files["graph.py"] += DIAGNOSTICS.encode()
-    launcher = make_launcher(limits, device=device, force_mode=sandbox)
+    launcher = make_launcher(limits, catalog.load(), device=device, force_mode=sandbox)
     runs, seen, error = [], None, None
     try:
         for _ in range(repeats):

@@ -92,8 +92,9 @@ def run(course: Catalog, mistakes_dir: Path | None, seeds: tuple[int, ...] = DEF
     for name, entry in corpus.items():
         audit.problems += [f"learner mistake {name}: {p}" for p in mistakes.problems(entry, course)]
     usable = {name: e for name, e in corpus.items() if not mistakes.problems(e, course)}
-    for entry in usable.values():
-        rows[entry["EXERCISE"]].mistakes_made += 1
+    for entry in usable.values():  # a device-specific mistake counts where its device is present
+        if mistakes.device_of(entry) in (None, *audit.devices):
+            rows[entry["EXERCISE"]].mistakes_made += 1
     audit.problems += [f"{r.exercise}: no learner mistake in {mistakes_dir}" for r in rows.values() if not r.mistakes_made]
     if all(course.place(p) is not None and course.place(p).is_dir() for p in ("stubs", "solutions")):
         with tempfile.TemporaryDirectory(prefix="autograd-lab-validate-") as tmp:
@@ -178,8 +179,8 @@ def grade_everything(course: Catalog, tmp: Path, corpus: dict[str, dict], audit:
 
 
 def device_specific(course: Catalog, tmp: Path, corpus: dict[str, dict], audit: Audit, rows: dict[str, Row], say) -> None:
-    """The device-specific mistakes, graded on their device where it is present (elsewhere they are not
-    counted as caught: the summary's `mistakes caught` says how many were checked)."""
+    """The device-specific mistakes, graded on their device where it is present (elsewhere they are
+    neither made nor caught in the table: only checked to lose nothing on the CPU)."""
     for device in dict.fromkeys(d for e in corpus.values() if (d := mistakes.device_of(e)) in audit.devices):
         names = [n for n, e in corpus.items() if mistakes.device_of(e) == device]
         say(f"validate: {len(names)} device-specific learner mistakes on {device}")
