@@ -4,6 +4,9 @@
 #   make test   install, then check the layout's import contracts and run the whole test suite (which runs
 #               `grader validate`, the course audit, once: tests/test_validate.py)
 # Both install into .venv with a CPU build of torch (TORCH= to change the pin).
+#   make gpu-check   on a CUDA machine: grade the corpus with --device cuda and --device cpu, compare,
+#               measure (bench/gpu_check.py); installs nothing, runs the checkout with GPU_PYTHON (the
+#               venv's python if there is one, else python3); without a GPU it says so and exits 2
 
 VENV ?= .venv
 PYTHON ?= python3
@@ -11,7 +14,9 @@ TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 SAMPLES ?= samples
 
-.PHONY: setup demo test test-fast bench clean
+GPU_PYTHON ?= $(if $(wildcard $(PY)),$(PY),python3)
+
+.PHONY: setup demo test test-fast bench gpu-check clean
 
 setup: $(VENV)/.installed
 
@@ -36,7 +41,10 @@ test-fast: setup
 	$(PY) -m pytest tests -q -m "not slow"
 
 bench: setup
-	$(PY) bench/benchmark.py
+	$(PY) bench/benchmark.py --readme README.md
+
+gpu-check:
+	PYTHONPATH=$(CURDIR) $(GPU_PYTHON) bench/gpu_check.py $(GPU_CHECK_ARGS)
 
 clean:
 	rm -rf $(VENV) out $(SAMPLES) bench-out

@@ -1,27 +1,33 @@
 """Benchmark: grading a class with `grader grade` against `otter run`, and the in-process floor.
 
-    python bench/benchmark.py                 # 200 submissions, 2 workers, otter on a sample of 10
+    make bench                                # 200 submissions, both sides on 2 CPUs; README's table
     python bench/benchmark.py --n 50 --otter-sample 4
 
 It makes N submissions (cycling through the reference, the stubs and every learner mistake of
-tests/submissions/wrong/), then measures, on this machine:
+tests/submissions/wrong/), pins itself and everything it starts to --cpus CPUs, then measures,
+on this machine, in one run:
 
 1. `grader grade CLASS --workers W`: wall time from the command's start to its end (process
    start, imports, zygotes and pool included), divided by N.
 2. `otter run -a <our otter autograder> SUBMISSION` on a sample of the same submissions, W at a
    time (each run starts a fresh kernel and imports torch; our plugin then grades with the same
-   tests), wall time divided by the sample size. Skipped when otter is not installed.
+   tests), wall time divided by the sample size. The `otter` is the one installed beside this
+   Python (the venv's, whatever PATH says); without it, or when a run fails, the benchmark fails
+   and says why: a comparison that did not run is never reported as one.
 3. The in-process floor: one process grading the reference with the same pytest run over the
    same hidden cases, but with the student code called directly in that process (no worker,
    no sandbox, no socket). Next to it, the same process grading the reference with isolation,
    so that the difference is the cost of isolation per submission.
 
-Results go to stdout and to <out>/benchmark.json. Not part of the test suite.
+Results go to stdout (the figures and the machine) and to <out>/benchmark.json; with --readme,
+the table between README's `bench:begin` and `bench:end` markers is regenerated from them, with
+the date and the machine. Not part of the test suite.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -47,64 +53,109 @@ def grader_command(*args: str) -> list[str]:
 def time_grader(klass: Path, out: Path, workers: int) -> float:
     shutil.rmtree(out, ignore_errors=True)
     start = time.perf_counter()
-    subprocess.run(grader_command("grade", str(klass), "--out", str(out), "--workers", str(workers)),
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    run_checked(grader_command("grade", str(klass), "--out", str(out), "--workers", str(workers)), "grader grade")
+    wall = time.perf_counter() - start
+    graded = len([p for p in out.glob("*.json")])
+    expected = len(list(klass.iterdir()))
+    if graded != expected:
+        raise BenchmarkError(f"grader grade wrote {graded} score files for {expected} submissions")
+    return wall
 
 
 def floor_and_isolated(repeats: int) -> dict[str, float]:
-    """Seconds per reference submission in one process: no isolation at all, then isolated."""
+    """Seconds per reference submission in one process: no isolation at all, then isolated; and,
+    for the isolated one, where its extra time goes: starting the worker (the zygote's fork,
+    namespaces, limits, seal, loading the submission), ending it (its exit and its namespace's
+    clean-up), and the rest (the calls' round trips to another process instead of a thread)."""
     from inprocess import InProcessEngine
 
+    from grader.host import student_code
     from grader.host.runner import Engine, Options
 
-    out = {}
+    out: dict[str, float] = {}
+    spent = {"start": 0.0, "end": 0.0}
     for label, cls in (("in_process_floor_s", InProcessEngine), ("isolated_same_process_s", Engine)):
         engine = cls(Options())
         try:
             engine.grade(ROOT / "solutions")  # first run imports the test modules
-            start = time.perf_counter()
-            for _ in range(repeats):
-                report = engine.grade(ROOT / "solutions")
-            out[label] = (time.perf_counter() - start) / repeats
+            spent.update(start=0.0, end=0.0)
+            with timed(student_code.StudentCode, "_ensure_worker", spent, "start", only_if=lambda s, m: s._slot(m) not in s.workers), \
+                    timed(student_code.StudentCode, "close", spent, "end"):
+                start = time.perf_counter()
+                for _ in range(repeats):
+                    report = engine.grade(ROOT / "solutions")
+                out[label] = (time.perf_counter() - start) / repeats
             assert report["score"] == report["max_score"], report["score"]
         finally:
             engine.close()
+    out["isolated_worker_start_s"] = spent["start"] / repeats
+    out["isolated_worker_end_s"] = spent["end"] / repeats
     return out
 
 
-def venv_otter() -> Path | None:
+@contextlib.contextmanager
+def timed(cls, name: str, totals: dict, key: str, only_if=None):
+    """Add the wall time of `cls.name`'s calls (those for which only_if(self, ...) holds) to totals[key]."""
+    original = getattr(cls, name)
+
+    def wrapper(self, *args, **kwargs):
+        if only_if is not None and not only_if(self, *args, **kwargs):
+            return original(self, *args, **kwargs)
+        start = time.perf_counter()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            totals[key] += time.perf_counter() - start
+
+    setattr(cls, name, wrapper)
+    try:
+        yield
+    finally:
+        setattr(cls, name, original)
+
+
+class BenchmarkError(Exception):
+    """The comparison cannot run as asked: said on stderr, and the benchmark exits 1."""
+
+
+def venv_otter() -> Path:
     """The `otter` installed beside this Python (the venv's bin/); never one found on PATH."""
     path = Path(sys.executable).parent / "otter"
-    return path if path.is_file() and os.access(path, os.X_OK) else None
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise BenchmarkError(f"otter-grader is not installed beside {sys.executable} (no {path}): "
+                             "`make setup` installs it (the [dev] extra), or pass --otter-sample 0 to leave "
+                             "the comparison out knowingly")
+    return path
 
 
-def otter_available() -> bool:
-    return venv_otter() is not None and _has_command("otter")
-
-
-def _has_command(kind: str) -> bool:
-    result = subprocess.run(grader_command("export", kind, "--help"), capture_output=True)
-    return result.returncode == 0
+def run_checked(command: list[str], what: str) -> None:
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        output = (result.stdout + result.stderr).strip().splitlines()[-15:]
+        raise BenchmarkError(f"{what} failed (exit {result.returncode}): {' '.join(command)}\n  "
+                             + "\n  ".join(output))
 
 
 def time_otter(klass: Path, sample: int, workers: int, work: Path) -> tuple[float, int]:
     """Seconds per submission of `otter run`, `workers` runs at a time, on `sample` submissions."""
+    otter = venv_otter()
     autograder = work / "otter-autograder.zip"
-    subprocess.run(grader_command("export", "otter", "--out", str(autograder)), check=True, capture_output=True)
-    chosen = sorted(klass.iterdir())[:: max(1, len(list(klass.iterdir())) // sample)][:sample]
+    run_checked(grader_command("export", "otter", "--out", str(autograder)), "grader export otter")
+    folders = sorted(klass.iterdir())
+    chosen = folders[:: max(1, len(folders) // sample)][:sample]
     forms = []
     for folder in chosen:
         form = work / "forms" / f"{folder.name}.zip"
         form.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(grader_command("submit", str(folder), "--out", str(form)), check=True, capture_output=True)
+        run_checked(grader_command("submit", str(folder), "--out", str(form)), "grader submit")
         forms.append(form)
 
     def run(form: Path) -> None:
         out = work / "otter-out" / form.stem
         out.mkdir(parents=True, exist_ok=True)
-        subprocess.run([str(venv_otter()), "run", "-a", str(autograder), "-o", str(out), "--no-logo", str(form)],
-                       check=True, capture_output=True)
+        run_checked([str(otter), "run", "-a", str(autograder), "-o", str(out), "--no-logo", str(form)], "otter run")
+        if not (out / "results.json").is_file() and not any(out.iterdir()):
+            raise BenchmarkError(f"otter run wrote no results for {form.name}")
 
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -112,50 +163,124 @@ def time_otter(klass: Path, sample: int, workers: int, work: Path) -> tuple[floa
     return (time.perf_counter() - start) / len(forms), len(forms)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=200, help="submissions in the class (default 200)")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="parallelism for both sides")
-    parser.add_argument("--otter-sample", type=int, default=10, help="submissions otter runs on (0: skip otter)")
-    parser.add_argument("--repeats", type=int, default=20, help="reference gradings for the floor")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench-out")
-    args = parser.parse_args()
+def pin_cpus(count: int) -> list[int]:
+    """Run this process and all it starts on `count` of the CPUs it may use; the CPUs chosen."""
+    available = sorted(os.sched_getaffinity(0))
+    if count > len(available):
+        raise BenchmarkError(f"--cpus {count}: only {len(available)} CPUs are available here")
+    chosen = available[:count]
+    os.sched_setaffinity(0, chosen)
+    return chosen
 
+
+def describe_machine(cpus: list[int]) -> str:
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        memory_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
+        memory = f", {memory_gib:.0f} GiB memory"
+    except (ValueError, OSError):
+        memory = ""
+    import torch
+    return (f"{model}, {platform.machine()}, {len(cpus)} of {os.cpu_count()} CPUs{memory}, "
+            f"{platform.system()} {platform.release()}, Python {platform.python_version()}, torch {torch.__version__}")
+
+
+def measure(args) -> dict:
+    cpus = pin_cpus(args.cpus)
     args.out.mkdir(parents=True, exist_ok=True)
     klass = args.out / "class"
     shutil.rmtree(klass, ignore_errors=True)
     make_class(klass, total=args.n)
-    figures = {"machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
-               "submissions": args.n, "workers": args.workers}
-
+    figures = {"date": time.strftime("%Y-%m-%d", time.gmtime()), "machine": describe_machine(cpus),
+               "load_average_at_start": os.getloadavg()[0],
+               "submissions": args.n, "workers": args.workers, "cpus": len(cpus)}
+    if args.otter_sample:
+        venv_otter()  # before the long part: a missing otter fails now, not after minutes
     wall = time_grader(klass, args.out / "scores", args.workers)
     figures["grader_wall_s"] = wall
     figures["grader_s_per_submission"] = wall / args.n
     figures.update(floor_and_isolated(args.repeats))
     figures["isolation_overhead_s"] = figures["isolated_same_process_s"] - figures["in_process_floor_s"]
-
-    if args.otter_sample and otter_available():
+    figures["isolation_overhead_share"] = figures["isolation_overhead_s"] / figures["in_process_floor_s"]
+    if args.otter_sample:
         with tempfile.TemporaryDirectory() as work:
             per, count = time_otter(klass, args.otter_sample, args.workers, Path(work))
         figures["otter_s_per_submission"] = per
         figures["otter_sample"] = count
         figures["throughput_ratio"] = per / figures["grader_s_per_submission"]
-    else:
-        figures["otter"] = "skipped (otter-grader not installed or no `grader export otter`)"
+    return figures
 
-    print(f"machine: {figures['machine']}; {args.n} submissions, {args.workers} workers on both sides")
-    print(f"  grader grade:       {figures['grader_s_per_submission']:.3f} s per submission "
-          f"({wall:.1f} s for the class, start-up included)")
-    if "otter_s_per_submission" in figures:
-        print(f"  otter run:          {figures['otter_s_per_submission']:.3f} s per submission "
-              f"(sample of {figures['otter_sample']}, {args.workers} at a time)")
-        print(f"  throughput ratio:   {figures['throughput_ratio']:.1f}x")
+
+def table(f: dict) -> str:
+    """README's table: the figures of one run, its date and its machine."""
+    rows = [f"Measured with `make bench` (`bench/benchmark.py`) on {f['date']}, on {f['machine']}; "
+            f"{f['submissions']} submissions (the reference, the stubs and the learner mistakes, cycled), "
+            f"both sides on the same {f['cpus']} CPUs, {f['workers']} at a time, in one run "
+            f"(load average {f['load_average_at_start']:.2f} at its start):",
+            "",
+            "| | seconds per submission |",
+            "| --- | --- |",
+            f"| `grader grade --workers {f['workers']}` (start-up included: {f['grader_wall_s']:.1f} s for the class) "
+            f"| {f['grader_s_per_submission']:.3f} |"]
+    if "otter_s_per_submission" in f:
+        rows += [f"| `otter run` with the exported autograder, {f['workers']} at a time (sample of {f['otter_sample']}) "
+                 f"| {f['otter_s_per_submission']:.3f} |",
+                 f"| throughput ratio | {f['throughput_ratio']:.1f}x |"]
     else:
-        print(f"  otter run:          {figures['otter']}")
-    print(f"  in-process floor:   {figures['in_process_floor_s']:.3f} s per reference submission (one process)")
-    print(f"  isolated, same:     {figures['isolated_same_process_s']:.3f} s per reference submission (one process)")
-    print(f"  isolation overhead: {figures['isolation_overhead_s']:.3f} s per submission")
+        rows.append("| `otter run` | not measured (--otter-sample 0) |")
+    rows += [f"| in-process floor: the reference over the same cases, no isolation, one process | {f['in_process_floor_s']:.3f} |",
+             f"| the same with isolation, one process | {f['isolated_same_process_s']:.3f} |",
+             f"| isolation overhead (fork, namespaces, limits, socket round trips) | {f['isolation_overhead_s']:.3f} "
+             f"({100 * f['isolation_overhead_share']:.0f}% of the floor) |",
+             f"| of the isolated time: starting the worker (fork, namespaces, limits, seal, loading the submission) "
+             f"| {f['isolated_worker_start_s']:.3f} |",
+             f"| of the isolated time: ending it (its exit, its namespace's clean-up) | {f['isolated_worker_end_s']:.3f} |"]
+    return "\n".join(rows)
+
+
+BEGIN, END = "<!-- bench:begin (make bench writes this table) -->", "<!-- bench:end -->"
+
+
+def update_readme(readme: Path, text: str) -> None:
+    content = readme.read_text(encoding="utf-8")
+    if BEGIN not in content or END not in content:
+        raise BenchmarkError(f"{readme} has no {BEGIN} ... {END} markers to put the table between")
+    head, rest = content.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    readme.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}", encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=200, help="submissions in the class (default 200)")
+    parser.add_argument("--cpus", type=int, default=2, help="CPUs both sides run on (default 2)")
+    parser.add_argument("--workers", type=int, default=None, help="parallelism for both sides (default: --cpus)")
+    parser.add_argument("--otter-sample", type=int, default=10,
+                        help="submissions otter runs on (default 10; 0 leaves the comparison out)")
+    parser.add_argument("--repeats", type=int, default=20, help="reference gradings for the floor")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench-out")
+    parser.add_argument("--readme", type=Path, help="regenerate this README's benchmark table from the figures")
+    args = parser.parse_args()
+    args.workers = args.workers or args.cpus
+    try:
+        figures = measure(args)
+        text = table(figures)
+        if args.readme:
+            update_readme(args.readme, text)
+    except BenchmarkError as exc:
+        sys.exit(f"benchmark failed: {exc}")
+    except subprocess.CalledProcessError as exc:
+        sys.exit(f"benchmark failed: {' '.join(map(str, exc.cmd))} exited {exc.returncode}")
     (args.out / "benchmark.json").write_text(json.dumps(figures, indent=2) + "\n")
+    print(text)
+    print(f"\n(figures in {args.out / 'benchmark.json'}" + (f"; table written to {args.readme})" if args.readme else ")"))
 
 
 if __name__ == "__main__":

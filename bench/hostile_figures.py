@@ -65,24 +65,15 @@ class Corpus:
     def run(self, t: hc.Technique) -> tuple[bool, list[str], list[dict], float]:
         """(held, problems, reports, seconds) for one technique."""
         dest = self.work / t.name
-        subs: dict = {}
         comm = "agl" + uuid.uuid4().hex[:10]
         out = self.work / f"{t.name}-out"
         listener = None
-        if "OUT_DIR" in t.substitutions:
-            subs.update(OUT_DIR=out, NAME=t.name)
-        if "COMM" in t.substitutions:
-            subs["COMM"] = comm
         if "PORT" in t.substitutions:
             listener = socket.socket()
             listener.bind(("127.0.0.1", 0))
             listener.listen(4)
-            subs.update(PORT=listener.getsockname()[1], ABSTRACT=f"agl-{uuid.uuid4().hex}")
-        subs.update({"TARGETS": repr([str(ROOT / "grader/cases/hidden"), str(ROOT / "grader/cases/course.yaml"),
-                                      str(ROOT / "solutions")]), "WALK_ROOT": "/"} if "TARGETS" in t.substitutions else {})
-        subs.update({"TOUCH_MB": 3 * hc.LIMITS[t.engine].memory_mb} if "TOUCH_MB" in t.substitutions else {})
-        subs.update({"MARKER_FILE": self.work / "unpickled"} if "MARKER_FILE" in t.substitutions else {})
-        subs.update({"SLEEP": 0.3} if "SLEEP" in t.substitutions else {})
+        subs = hc.substitutions(t, self.work, OUT_DIR=out, COMM=comm, MARKER_FILE=self.work / "unpickled",
+                                PORT=listener.getsockname()[1] if listener else None)
         engine = self.engine(t.engine)
         start = time.perf_counter()
         problems: list[str] = []

@@ -84,4 +84,5 @@ class InProcessEngine(Engine):
         worker_module.prepare_process([str(p) for p in self.catalog.helpers])
 
     def close(self) -> None:
-        self.real_launcher.close()
+        self.launcher = self.real_launcher
+        super().close()

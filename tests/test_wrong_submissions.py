@@ -3,7 +3,9 @@
 
 Every file in tests/submissions/wrong/ holds one learner mistake (grader/validate/mistakes.py says how).
 `grader validate` grades the corpus with public and hidden tests (the `validated` fixture, run once);
-here it is graded once more as `grader check` does (public tests only).
+here it is graded once more as `grader check` does (public tests only). A device-specific mistake
+(DEVICE = "cuda") is right on the CPU and is named from its recorded GPU failure here; graded on a GPU
+where there is one.
 """
 
 from __future__ import annotations
@@ -11,10 +13,15 @@ from __future__ import annotations
 import os
 
 import pytest
+import torch
 
 from grader import catalog
-from grader.host import results
+from grader.cases import kit
+from grader.host import plugin, results
 from grader.host.runner import Options, grade_many
+from grader.host.student_code import CallResult
+from grader.protocol.messages import Outcome
+from grader.protocol.wire import RemoteTensor
 from grader.validate import mistakes
 
 from conftest import SUBMISSIONS, lost, make_submission
@@ -22,6 +29,8 @@ from conftest import SUBMISSIONS, lost, make_submission
 WRONG = SUBMISSIONS / "wrong"
 COURSE = catalog.load()
 CORPUS = mistakes.read_folder(WRONG)
+ON_CPU = sorted(n for n, e in CORPUS.items() if not mistakes.device_of(e))  # caught on every device
+ON_GPU = sorted(n for n, e in CORPUS.items() if mistakes.device_of(e))  # caught with --device cuda only
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +59,7 @@ def test_entry_is_well_formed(name):
     assert mistakes.problems(CORPUS[name], COURSE) == []
 
 
-@pytest.mark.parametrize("name", sorted(CORPUS))
+@pytest.mark.parametrize("name", ON_CPU)
 def test_mistake_costs_its_own_exercise_only(graded, name):
     entry = CORPUS[name]
     report = graded(name)
@@ -63,7 +72,50 @@ def test_mistake_costs_its_own_exercise_only(graded, name):
         f"{name}: PUBLIC = {entry['PUBLIC']!r}, but grader check says {failed_tests(check, entry['EXERCISE'])}"
 
 
-@pytest.mark.parametrize("name", sorted(CORPUS))
+@pytest.mark.parametrize("name", ON_GPU)
+def test_device_mistake_is_right_on_the_cpu(graded, name):
+    """On the CPU a device-specific mistake does no harm: full marks, and `grader check` passes. (One that
+    loses points on the CPU is an ordinary mistake and belongs without DEVICE.)"""
+    report = graded(name)
+    assert results.validate(report) == []
+    assert lost(report) == set(), f"{name} lost points on the CPU: {sorted(lost(report))}"
+    assert check_passes(graded(name, "check"), CORPUS[name]["EXERCISE"])
+
+
+@pytest.mark.parametrize("name", ON_GPU)
+def test_device_mistake_is_named_from_its_gpu_failure(name):
+    """What the mistake does on a GPU (ON_DEVICE: torch's error, or a result left on the CPU) fails the
+    exercise's check with the mistake's id and advice, through the same kit and plugin code a GPU run uses."""
+    entry = CORPUS[name]
+    exercise = entry["EXERCISE"]
+    x = torch.zeros(3, dtype=torch.float64)
+    if entry["ON_DEVICE"] == mistakes.RETURNS_ON_CPU:
+        value = RemoteTensor(data=x, dtype=x.dtype, shape=(3,), device="cpu")
+        call = CallResult(exercise, (x,), Outcome.RETURNED, value, device="cuda")
+        check = lambda: kit.result_tensor(call, kit.returned(call), "the result", like=x)  # noqa: E731
+    else:
+        kind, _, message = entry["ON_DEVICE"].partition(": ")
+        call = CallResult(exercise, (x,), Outcome.RAISED, exception={"type": kind, "message": message}, device="cuda")
+        check = lambda: kit.returned(call)  # noqa: E731
+    with pytest.raises(kit.Fail) as failure:
+        check()
+    status, message, mistake = plugin.classify(failure, visible=False, exercise=exercise)
+    assert status == "failed" and mistake is not None and mistake["id"] == entry["MISTAKE"], (status, message)
+    assert mistake["en"] in message and mistake["zh"] in message
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: the device-specific mistakes graded for real")
+@pytest.mark.parametrize("name", ON_GPU)
+def test_device_mistake_is_caught_on_the_gpu(tmp_path, name):
+    entry = CORPUS[name]
+    path = make_submission(tmp_path / "subs" / name, mistakes.submission_modules(entry, COURSE))
+    (report,) = grade_many([str(path)], tmp_path / "out", Options(seed=0, device="cuda")).reports
+    assert lost(report) == {entry["EXERCISE"]}
+    named = [t for t in failed_tests(report, entry["EXERCISE"]) if t.get("mistake", {}).get("id") == entry["MISTAKE"]]
+    assert named, [t["message"][:200] for t in failed_tests(report, entry["EXERCISE"])]
+
+
+@pytest.mark.parametrize("name", ON_CPU)
 def test_failure_names_the_mistake(graded, name):
     """A failed test of the exercise carries the mistake's id, and its message gives the mistake's advice."""
     entry = CORPUS[name]

@@ -9,13 +9,15 @@ and the score file its id. Messages are in English and 简体中文.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+import functools
+from collections import OrderedDict
+from typing import Any, Callable, Iterable
 
 import torch
 
 from grader import catalog
 from grader.host.student_code import SESSION_DEVICE, Arg, CallResult, Fn, Graph, Leaf  # noqa: F401  (re-exported for tests)
-from grader.protocol.wire import DTYPE_NAMES, RemoteObject, RemoteTensor
+from grader.protocol.wire import DTYPE_NAMES, RemoteObject, RemoteTensor, tensor_bytes
 
 FLOAT_DTYPES = (torch.float32, torch.float64)
 
@@ -65,6 +67,56 @@ def zh(what: str) -> str:
     if what.startswith("derivative "):
         return f"{what.split()[1]} 阶导数"
     return LABELS.get(what, what)
+
+
+# ----------------------------------------------------------------------------- right answers, once per class
+
+ANSWERS_KEPT = 4096  # per oracle function: a class at one seed needs a few dozen
+
+
+def answer(function: Callable) -> Callable:
+    """For an oracle function whose result depends on its arguments' values only (a test's inputs, drawn
+    from the seed): computed once per grading process and reused for every submission of the class, per
+    seed, device and input. Arguments are tensors (told apart by dtype, shape and bytes, whatever their grad
+    state), numbers, strings and tuples or lists of them; every caller gets its own copy of the tensors.
+    Not for an answer that depends on more than values, such as a graph's structure."""
+    kept: OrderedDict = OrderedDict()
+
+    @functools.wraps(function)
+    def cached(*args, **kwargs):
+        key = (_key(args), _key(sorted(kwargs.items())))
+        if key in kept:
+            kept.move_to_end(key)
+        else:
+            kept[key] = function(*args, **kwargs)
+            if len(kept) > ANSWERS_KEPT:
+                kept.popitem(last=False)
+        return _copy(kept[key])
+
+    cached.kept = kept
+    return cached
+
+
+def _key(value: Any) -> Any:
+    t = type(value)
+    if t is torch.Tensor:
+        return ("tensor", str(value.device), DTYPE_NAMES[value.dtype], tuple(value.shape), tensor_bytes(value))
+    if t in (tuple, list):
+        return (t.__name__, tuple(_key(v) for v in value))
+    if value is None or t in (bool, int, float, str, torch.dtype):
+        return (t.__name__, value)
+    raise TypeError(f"an answer cannot depend on a {t.__name__}")
+
+
+def _copy(value: Any) -> Any:
+    t = type(value)
+    if t is torch.Tensor:
+        return value.clone()
+    if t in (tuple, list):
+        return t(_copy(v) for v in value)
+    if t is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    return value
 
 
 # ----------------------------------------------------------------------------- drawing inputs

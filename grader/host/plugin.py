@@ -1,13 +1,15 @@
-"""The pytest plugin that runs the test cases against one submission.
+"""The pytest plugin that runs the test cases against a submission.
 
 It provides the fixtures tests use (`student`, `device`, `rng`), maps every collected
 test to its entry in the catalogue, and turns each test's outcome into a `TestOutcome`:
 status (`passed`, `failed`, `error`, `timeout`), points, and a message that never shows a
 hidden test's inputs. It asserts nothing itself; the tests do, in this trusted process.
+Tests are collected once per session (`grader.host.session`); `begin` starts a submission.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
@@ -40,17 +42,24 @@ class TestOutcome:
 
 
 class GradingPlugin:
-    def __init__(self, student: StudentCode, catalog: Catalog, folders: tuple[str, ...], device: str,
-                 seed: int, exercises: set[str] | None = None):
-        self.student_code = student
+    def __init__(self, catalog: Catalog, folders: tuple[str, ...], device: str, seed: int,
+                 exercises: set[str] | None = None):
+        self.student_code: StudentCode | None = None  # the submission being graded
         self.catalog = catalog
         self.folders = folders
         self.device_name = device
         self.seed = seed
         self.only = exercises
-        self.outcomes: dict[str, TestOutcome] = {}
+        self.collected: dict[str, TestOutcome] = {}  # node id -> its outcome before it runs
+        self.outcomes: dict[str, TestOutcome] = {}  # the submission's
         self.errors: list[str] = []
         self.folder_of = {catalog.folder(f): f for f in catalog_module.FOLDERS}  # test folder -> public/hidden
+
+    def begin(self, student: StudentCode) -> dict[str, TestOutcome]:
+        """Grade `student` next: its outcomes, filled in as its tests run."""
+        self.student_code = student
+        self.outcomes = {nodeid: dataclasses.replace(o) for nodeid, o in self.collected.items()}
+        return self.outcomes
 
     # -- fixtures -------------------------------------------------------------------------
     @pytest.fixture(scope="session")
@@ -90,7 +99,7 @@ class GradingPlugin:
         shares = {spec: split_points(spec.points, n) for spec, n in counts.items()}
         for item in selected:
             spec = item.stash[_SPEC]
-            self.outcomes[item.nodeid] = TestOutcome(item.name, spec, shares[spec].pop(), hint=_docstring(item))
+            self.collected[item.nodeid] = TestOutcome(item.name, spec, shares[spec].pop(), hint=_docstring(item))
         listed = {(t.folder, t.name) for e in self.catalog.exercises for t in e.tests
                   if t.folder in self.folders and (not self.only or e.name in self.only)}
         for folder, name in sorted(listed - {(s.folder, s.name) for s in counts}):

@@ -1,7 +1,8 @@
-"""Grading: one submission in one pytest run, and many submissions across worker processes.
+"""Grading: one submission with every test case, and many submissions across worker processes.
 
-`Engine` owns a zygote and grades submissions one after another in the current process:
-each gets a fresh worker and one pytest session over the test cases. `grade_many` runs one
+`Engine` owns a zygote and a pytest session (`grader.host.session`: the cases collected once) and
+grades submissions one after another in the current process: each gets a fresh worker and a run of
+every test case. `grade_many` runs one
 engine per CPU core (or one per Dask worker process: `grade_task`, sent by
 `grader.host.distributed`), writes every score file as soon as its submission is done, shows
 progress, and can resume an interrupted run. The run's lifetime (the score folder's lock, stop
@@ -23,7 +24,6 @@ from datetime import datetime, timezone
 from multiprocessing import current_process, get_context, util
 from pathlib import Path
 
-import pytest
 import torch
 
 import grader
@@ -32,16 +32,10 @@ from grader.errors import GraderError, RunStopped
 from grader.host import intake, lifecycle, results, scoring
 from grader.host.launcher import describe_sandbox, make_launcher
 from grader.host.plugin import GradingPlugin, TestOutcome
+from grader.host.session import GradingSession
 from grader.host.student_code import StudentCode
 from grader.protocol.limits import Limits
 from grader.protocol.messages import TestStatus
-
-PYTEST_ARGS = [
-    "-c", str(catalog_module.CASES_DIR / "pytest.ini"),
-    "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:stepwise", "-p", "no:logging",
-    "-p", "no:unraisableexception", "-p", "no:threadexception",  # each ends with a slow gc.collect()
-    "--noconftest", "--capture=no", "-W", "ignore",
-]
 
 
 @dataclass
@@ -68,7 +62,8 @@ def resolve_device(device: str) -> str:
 
 
 class Engine:
-    """Grades submissions in this process. One zygote, reused; one fresh worker per submission."""
+    """Grades submissions in this process. One zygote and one pytest session, reused; one fresh
+    worker per submission."""
 
     def __init__(self, options: Options, slot: int = 0):
         self.options = options
@@ -76,6 +71,13 @@ class Engine:
         self.tests_sha256 = catalog_module.tests_sha256(self.catalog)
         self.launcher = make_launcher(options.limits, self.catalog, device=options.device, slot=slot,
                                       extra_hidden=options.extra_hidden, force_mode=options.sandbox)
+        self.plugin = GradingPlugin(self.catalog, options.folders, options.device, options.seed, options.exercises)
+        self.session: GradingSession | None = None  # started by the first submission
+
+    def _session(self) -> GradingSession:
+        if self.session is None or self.session.ended is not None:
+            self.session = GradingSession(self.plugin, self.catalog, self.options.folders)
+        return self.session
 
     def grade(self, path: str | os.PathLike, name: str | None = None) -> dict:
         sub = intake.load_present(path)
@@ -88,21 +90,21 @@ class Engine:
         start = time.perf_counter()
         student = StudentCode(sub.files, self.launcher, self.catalog.modules_by_function, opts.limits,
                               device=opts.device, seed=opts.seed)
-        plugin = GradingPlugin(student, self.catalog, opts.folders, opts.device, opts.seed, opts.exercises)
+        session = self._session()
         try:
-            exit_code = run_pytest(plugin, self.catalog, opts.folders)
+            outcomes = session.grade(student)
         finally:
             student.close()
-        if exit_code == pytest.ExitCode.INTERRUPTED and lifecycle.received() is not None:
+        if session.ended is not None and lifecycle.received() is not None:
             raise lifecycle.Interrupted(lifecycle.received())  # a stop signal, not this submission's doing
-        if plugin.errors:
-            raise GraderError(f"the test cases do not match {self.catalog.path.name}:\n  " + "\n  ".join(plugin.errors))
-        scoring.zero_tampered(plugin.outcomes.values(), student.tampered_exercises)
-        scoring.withhold_points_without_work(plugin.outcomes.values(), self.catalog)
-        if exit_code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-            for outcome in plugin.outcomes.values():
+        if self.plugin.errors:
+            raise GraderError(f"the test cases do not match {self.catalog.path.name}:\n  " + "\n  ".join(self.plugin.errors))
+        scoring.zero_tampered(outcomes.values(), student.tampered_exercises)
+        scoring.withhold_points_without_work(outcomes.values(), self.catalog)
+        if session.ended is not None:  # it stopped while grading this submission
+            for outcome in outcomes.values():
                 if outcome.status == TestStatus.ERROR and outcome.message == "the test did not run":
-                    outcome.message = f"the test did not run (pytest exit code {int(exit_code)})"
+                    outcome.message = f"the test did not run (the pytest session ended: {session.ended[:300]})"
         sandbox = describe_sandbox(self.launcher.plan, opts.limits)
         sandbox["peak_memory_mb"] = round(student.peak_memory_mb, 1) if student.peak_memory_mb else None
         per_module = opts.device == "cpu" and opts.limits.worker_per_module
@@ -112,7 +114,7 @@ class Engine:
         report = results.build_report(
             submission=sub.name,
             exercises=self._exercises(),
-            outcomes=list(plugin.outcomes.values()),
+            outcomes=list(outcomes.values()),
             device=opts.device,
             torch_version=torch.__version__,
             duration_s=time.perf_counter() - start,
@@ -137,22 +139,9 @@ class Engine:
         return self.catalog.exercises
 
     def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
         self.launcher.close()
-
-
-def run_pytest(plugin: GradingPlugin, course: catalog_module.Catalog, folders: tuple[str, ...]) -> int:
-    """One pytest session over the course's test folders, with only our plugin and pytest's own loaded:
-    third-party plugins installed in the environment neither slow grading down nor touch it."""
-    paths = [str(course.folder(f)) for f in folders if course.folder(f).is_dir()]
-    saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    try:
-        return pytest.main([*paths, "--rootdir", str(course.root), *PYTEST_ARGS], plugins=[plugin])
-    finally:
-        if saved is None:
-            del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
-        else:
-            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved
 
 
 def failure_report(name: str, options: Options, message: str, duration_s: float = 0.0) -> dict:

@@ -8,7 +8,8 @@ It checks, and names every failure:
 - the reference gets full marks, every test passed (docstring examples included), at each seed and
   on every device present; the stubs get 0;
 - every learner mistake of the folder is well formed, loses points on its own exercise and no other,
-  and a failed test of that exercise names its mistake id; every exercise has at least one;
+  and a failed test of that exercise names its mistake id; every exercise has at least one; a
+  device-specific one (DEVICE) loses nothing on the CPU and is checked so on its device where present;
 - lazy answers derived from the reference (zeros, ones, random values of its structure, the right
   answers for public inputs only) score 0 on every exercise;
 - the student bundle holds no hidden test, no solution, and only stubs.
@@ -91,8 +92,9 @@ def run(course: Catalog, mistakes_dir: Path | None, seeds: tuple[int, ...] = DEF
     for name, entry in corpus.items():
         audit.problems += [f"learner mistake {name}: {p}" for p in mistakes.problems(entry, course)]
     usable = {name: e for name, e in corpus.items() if not mistakes.problems(e, course)}
-    for entry in usable.values():
-        rows[entry["EXERCISE"]].mistakes_made += 1
+    for entry in usable.values():  # a device-specific mistake counts where its device is present
+        if mistakes.device_of(entry) in (None, *audit.devices):
+            rows[entry["EXERCISE"]].mistakes_made += 1
     audit.problems += [f"{r.exercise}: no learner mistake in {mistakes_dir}" for r in rows.values() if not r.mistakes_made]
     if all(course.place(p) is not None and course.place(p).is_dir() for p in ("stubs", "solutions")):
         with tempfile.TemporaryDirectory(prefix="autograd-lab-validate-") as tmp:
@@ -150,6 +152,9 @@ def grade_everything(course: Catalog, tmp: Path, corpus: dict[str, dict], audit:
         earned = {e["name"]: e["score"] for e in reports[STUBS]["exercises"] if e["score"]}
         audit.problems.append(f"the stubs earn points: {earned}")
     for name, entry in corpus.items():
+        if mistakes.device_of(entry):  # right here on the CPU; caught on its device, below
+            audit.problems += right_on_the_cpu_problems(name, entry, reports[f"mistake-{name}"])
+            continue
         caught = mistake_problems(name, entry, reports[f"mistake-{name}"])
         audit.problems += caught
         rows[entry["EXERCISE"]].mistakes_caught += not caught
@@ -167,6 +172,24 @@ def grade_everything(course: Catalog, tmp: Path, corpus: dict[str, dict], audit:
             for seed in [s for s, d in more if d == device]:
                 engine.options.seed = seed
                 reference_problems(engine.grade(paths[0]), f"seed {seed} on {device}", audit)
+                audit.graded += 1
+        finally:
+            engine.close()
+    device_specific(course, tmp, corpus, audit, rows, say)
+
+
+def device_specific(course: Catalog, tmp: Path, corpus: dict[str, dict], audit: Audit, rows: dict[str, Row], say) -> None:
+    """The device-specific mistakes, graded on their device where it is present (elsewhere they are
+    neither made nor caught in the table: only checked to lose nothing on the CPU)."""
+    for device in dict.fromkeys(d for e in corpus.values() if (d := mistakes.device_of(e)) in audit.devices):
+        names = [n for n, e in corpus.items() if mistakes.device_of(e) == device]
+        say(f"validate: {len(names)} device-specific learner mistakes on {device}")
+        engine = Engine(Options(course=str(course.path), device=device, seed=audit.seeds[0]))
+        try:
+            for name in names:
+                caught = mistake_problems(name, corpus[name], engine.grade(tmp / f"mistake-{name}"))
+                audit.problems += caught
+                rows[corpus[name]["EXERCISE"]].mistakes_caught += not caught
                 audit.graded += 1
         finally:
             engine.close()
@@ -202,6 +225,13 @@ def mistake_problems(name: str, entry: dict, report: dict) -> list[str]:
     if not any((t.get("mistake") or {}).get("id") == entry["MISTAKE"] for t in failed):
         return [f"learner mistake {name}: no failed test of {own} names {entry['MISTAKE']}"]
     return []
+
+
+def right_on_the_cpu_problems(name: str, entry: dict, report: dict) -> list[str]:
+    """A device-specific mistake loses nothing on the CPU (one that does is an ordinary mistake)."""
+    lost = sorted(e["name"] for e in report["exercises"] if e["score"] < e["max_score"])
+    return [f"learner mistake {name} (DEVICE = {entry['DEVICE']!r}) loses points on the CPU, on {', '.join(lost)}: "
+            "an ordinary mistake, without DEVICE"] if lost else []
 
 
 def bundle_problems(course: Catalog) -> list[str]:

@@ -6,6 +6,11 @@ exercise lives), PUBLIC ("pass" if `grader check` still passes the exercise, "fa
 MISTAKE (the id, `<exercise>.<key>` of the course file's mistakes, that a failed test of the exercise
 must carry). The submission is the reference everywhere else: its MODULE is the solution's source
 followed by the file's, whose later definitions replace the solution's.
+
+A device-specific mistake (torch.zeros(n) on the default device, .numpy() on a GPU tensor, ...) is right
+on the CPU and wrong on a GPU only. Its file adds DEVICE = "cuda" and ON_DEVICE: what the mistake does
+there, either torch's error as recorded on a GPU ("Type: message") or RETURNS_ON_CPU (its result is
+left on the CPU). PUBLIC then says what `grader check` does on that device.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from pathlib import Path
 from grader.catalog import Catalog, CatalogError
 
 CONSTANTS = ("EXERCISE", "MODULE", "PUBLIC", "MISTAKE")
+DEVICE_CONSTANTS = ("DEVICE", "ON_DEVICE")  # device-specific mistakes only
+RETURNS_ON_CPU = "returns a tensor on cpu"
 
 
 def read_entry(path: Path) -> dict:
@@ -24,7 +31,7 @@ def read_entry(path: Path) -> dict:
     entry = {"name": path.stem, "path": path, "doc": ast.get_docstring(tree)}
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and node.targets[0].id in CONSTANTS and isinstance(node.value, ast.Constant):
+                and node.targets[0].id in CONSTANTS + DEVICE_CONSTANTS and isinstance(node.value, ast.Constant):
             entry[node.targets[0].id] = node.value.value
     return entry
 
@@ -57,7 +64,18 @@ def problems(entry: dict, course: Catalog) -> list[str]:
             found.append(f"the mistake {entry['MISTAKE']!r} is not in {course.path.name}")
     if not entry["doc"] or len(entry["doc"].splitlines()) != 1:
         found.append("say the mistake in a one-sentence docstring")
+    if "DEVICE" in entry or "ON_DEVICE" in entry:
+        if entry.get("DEVICE") != "cuda":
+            found.append("DEVICE = 'cuda' is the only device-specific kind")
+        on_device = str(entry.get("ON_DEVICE", ""))
+        if on_device != RETURNS_ON_CPU and ": " not in on_device:
+            found.append(f"ON_DEVICE is the error raised there ('Type: message') or {RETURNS_ON_CPU!r}")
     return found
+
+
+def device_of(entry: dict) -> str | None:
+    """The only device where the mistake shows (None: it shows everywhere)."""
+    return entry.get("DEVICE")
 
 
 def submission_modules(entry: dict, course: Catalog) -> dict[str, str]:

@@ -3,6 +3,10 @@
 Closed forms where the mathematics is short (they check the reference solutions too), and
 torch's own autograd on the trusted side where a closed form would only restate it (the
 Hessian or Jacobian of a test function). Never shipped to students, never visible to workers.
+
+An answer depends only on the test's inputs, which depend only on the seed and the test: every
+function whose answer is a function of its arguments' values is an `@answer`, computed once per
+class and reused for every submission (grader.cases.kit.answer).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import math
 
 import torch
 
+from grader.cases.kit import answer
 from grader.cases.public import helpers as fns
 
 
@@ -33,6 +38,7 @@ def node_counts(out: torch.Tensor) -> dict[str, int]:
     return counts
 
 
+@answer
 def intermediate_grads(x, w, b) -> dict[str, torch.Tensor]:
     x, w, b = f64(x), f64(w), f64(b)
     z = x @ w + b
@@ -42,6 +48,7 @@ def intermediate_grads(x, w, b) -> dict[str, torch.Tensor]:
     return {"z": dz, "a": da, "w": x.T @ dz, "b": dz.sum(0)}
 
 
+@answer
 def dynamic_doubling(a) -> tuple[torch.Tensor, torch.Tensor, int]:
     a = f64(a)
     factor, steps = 2.0, 0
@@ -54,6 +61,7 @@ def dynamic_doubling(a) -> tuple[torch.Tensor, torch.Tensor, int]:
 
 # ----------------------------------------------------------------------------- backward.py
 
+@answer
 def two_losses(w, x) -> tuple[torch.Tensor, torch.Tensor]:
     w, x = f64(w), f64(x)
     d1 = x * torch.exp(x * w)
@@ -61,6 +69,7 @@ def two_losses(w, x) -> tuple[torch.Tensor, torch.Tensor]:
     return d1, d2
 
 
+@answer
 def weighted(w, x, weights) -> torch.Tensor:
     w, x, weights = f64(w), f64(x), f64(weights)
     n = w.numel()
@@ -69,6 +78,7 @@ def weighted(w, x, weights) -> torch.Tensor:
 
 # ----------------------------------------------------------------------------- grad.py
 
+@answer
 def partials(f_name: str, x, y) -> tuple[torch.Tensor, torch.Tensor]:
     x, y = f64(x).requires_grad_(True), f64(y).requires_grad_(True)
     out = fns.FUNCTIONS[f_name](x, y)
@@ -93,10 +103,12 @@ DERIVATIVES = {
 }
 
 
+@answer
 def nth_derivative(f_name: str, x, n: int) -> torch.Tensor:
     return DERIVATIVES[f_name](f64(x), n)
 
 
+@answer
 def gradient(f_name: str, x) -> torch.Tensor:
     x = f64(x).requires_grad_(True)
     out = fns.FUNCTIONS[f_name](x)
@@ -106,39 +118,46 @@ def gradient(f_name: str, x) -> torch.Tensor:
     return torch.zeros_like(x) if g is None else g
 
 
+@answer
 def hvp(f_name: str, x, v) -> torch.Tensor:
     hessian = torch.autograd.functional.hessian(fns.FUNCTIONS[f_name], f64(x))
     return hessian @ f64(v)
 
 
+@answer
 def jacobian(f_name: str, x) -> torch.Tensor:
     return torch.autograd.functional.jacobian(fns.FUNCTIONS[f_name], f64(x))
 
 
 # ----------------------------------------------------------------------------- accumulation.py
 
+@answer
 def step_grads(w, xs) -> torch.Tensor:
     w = f64(w)
     return torch.stack([2 * w + f64(x) + 1 for x in xs]) if xs else w.new_zeros((0, *w.shape))
 
 
+@answer
 def full_batch_grad(w, X, Y) -> torch.Tensor:
     w, X, Y = f64(w), f64(X), f64(Y)
     return 2 / X.shape[0] * X.T @ (X @ w - Y)
 
 
+@answer
 def per_batch_mean_grad(w, X, Y, batch_size: int) -> torch.Tensor:
     """The classic mistake: each micro-batch loss averaged over its own rows."""
     return sum(full_batch_grad(w, X[i: i + batch_size], Y[i: i + batch_size])
                for i in range(0, X.shape[0], batch_size))
 
 
+@answer
 def per_step_scaled_grad(w, X, Y, batch_size: int) -> torch.Tensor:
     """The gradient-accumulation recipe: each micro-batch mean divided by the number of micro-batches."""
     steps = -(-X.shape[0] // batch_size)
     return per_batch_mean_grad(w, X, Y, batch_size) / steps
 
 
+@answer
 def gd(X, Y, w0, lr: float, steps: int, zero_grad: bool = True) -> torch.Tensor:
     w, X, Y = f64(w0).clone(), f64(X), f64(Y)
     accumulated = torch.zeros_like(w)
@@ -151,12 +170,14 @@ def gd(X, Y, w0, lr: float, steps: int, zero_grad: bool = True) -> torch.Tensor:
 
 # ----------------------------------------------------------------------------- extensions.py
 
+@answer
 def smooth_abs(x, eps: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     x = f64(x)
     r = torch.sqrt(x ** 2 + eps)
     return r, x / r, eps / r ** 3
 
 
+@answer
 def forward_difference(f_name: str, x, eps: float) -> torch.Tensor:
     f = fns.FUNCTIONS[f_name]
     x = f64(x)

@@ -1,0 +1,110 @@
+"""One pytest session per engine, which grades submission after submission: the cases are collected once.
+
+Starting pytest and collecting the test cases cost about a tenth of a submission's grading, and
+they are the same for every submission an engine grades. So an `Engine` keeps one `GradingSession`:
+pytest runs in a thread of its own, collects once, and its run-test loop (`pytest_runtestloop`) then
+takes one submission at a time and runs every collected test against it. Each submission gets a
+run of its own as far as the tests can tell: the last test of a submission is run with
+`nextitem=None`, so every fixture, the session-scoped `student` included, is torn down and is
+set up afresh for the next one; the plugin's outcomes are new for each (`GradingPlugin.begin`).
+
+Only our plugin and pytest's own are loaded, whatever is installed: third-party plugins neither
+slow grading down nor touch it.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from concurrent.futures import Future
+
+import pytest
+
+from grader import catalog as catalog_module
+from grader.host.plugin import GradingPlugin, TestOutcome
+from grader.host.student_code import StudentCode
+
+PYTEST_ARGS = [
+    "-c", str(catalog_module.CASES_DIR / "pytest.ini"),
+    "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:stepwise", "-p", "no:logging",
+    "-p", "no:unraisableexception", "-p", "no:threadexception",  # each ends with a slow gc.collect()
+    "--noconftest", "--capture=no", "-W", "ignore",
+]
+
+
+class SessionEnded(RuntimeError):
+    """The pytest session stopped (an error inside pytest or the grader's plugin); an engine starts another."""
+
+
+class GradingSession:
+    """A pytest session in a thread: `grade(student)` runs every collected test against one submission."""
+
+    def __init__(self, plugin: GradingPlugin, course: catalog_module.Catalog, folders: tuple[str, ...]):
+        self.plugin = plugin
+        self.args = [*(str(course.folder(f)) for f in folders if course.folder(f).is_dir()),
+                     "--rootdir", str(course.root), *PYTEST_ARGS]
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.ready = threading.Event()
+        self.ended: str | None = None  # why the session is over
+        self.thread = threading.Thread(target=self._main, name="autograd-lab-pytest", daemon=True)
+        saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+        os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # read while pytest starts, before collection
+        try:
+            self.thread.start()
+            self.ready.wait()
+        finally:
+            if saved is None:
+                del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
+            else:
+                os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved
+        if self.ended is not None:
+            raise SessionEnded(f"pytest did not start: {self.ended}")
+
+    def grade(self, student: StudentCode) -> dict[str, TestOutcome]:
+        """The outcome of every collected test for this submission, by node id. Tests that did not run
+        (the session ended while grading it, and `self.ended` says why) keep the status `error`."""
+        if self.ended is not None:
+            raise SessionEnded(self.ended)
+        job: Future = Future()
+        self.jobs.put((student, job))
+        return job.result()
+
+    def close(self) -> None:
+        self.jobs.put(None)
+        self.thread.join(timeout=10)
+
+    def _main(self) -> None:
+        try:
+            code = pytest.main(self.args, plugins=[self.plugin, self])
+            self.ended = self.ended or f"pytest exit code {int(code)}"
+        except BaseException as exc:  # noqa: BLE001  (the session thread must always say why it ended)
+            self.ended = self.ended or f"{type(exc).__name__}: {exc}"
+        finally:
+            self.ready.set()
+            while True:  # whoever is still waiting hears that the session is gone
+                try:
+                    job = self.jobs.get_nowait()
+                except queue.Empty:
+                    break
+                if job is not None:
+                    job[1].set_exception(SessionEnded(self.ended))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool:
+        """Instead of pytest's loop over the items once: the same loop, once per submission.
+        (Collection errors are the plugin's to report, for every submission: `plugin.errors`.)"""
+        self.ready.set()
+        items = session.items
+        while (job := self.jobs.get()) is not None:
+            student, future = job
+            outcomes = self.plugin.begin(student)
+            try:
+                for i, item in enumerate(items):
+                    item.config.hook.pytest_runtest_protocol(item=item, nextitem=items[i + 1] if i + 1 < len(items) else None)
+            except BaseException as exc:
+                self.ended = f"{type(exc).__name__}: {exc}"
+                future.set_result(outcomes)  # what ran is graded; the engine marks the rest
+                raise
+            future.set_result(outcomes)
+        return True
