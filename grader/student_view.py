@@ -50,16 +50,7 @@ def case_sources() -> list[Path]:
 @lru_cache(maxsize=1)
 def fixed_texts() -> frozenset[str]:
     """Every string literal of the test cases long enough to be a message (f-strings are not literals)."""
-    found = set()
-    for path in case_sources():
-        try:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-        except (OSError, SyntaxError, UnicodeDecodeError):
-            continue
-        found.update(node.value for node in ast.walk(tree)
-                     if isinstance(node, ast.Constant) and isinstance(node.value, str)
-                     and len(node.value) >= 12 and " " in node.value)
-    return frozenset(found | mistake_texts())
+    return frozenset({t for t in labels() if len(t) >= 12 and " " in t} | mistake_texts())
 
 
 @lru_cache(maxsize=1)
