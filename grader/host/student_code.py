@@ -493,7 +493,7 @@ def _describe_end(status: str, exc: BaseException) -> str:
             name = _signal.Signals(number).name
         except ValueError:
             name = f"signal {number}"
-        hints = {"SIGSEGV": "a crash in native code", "SIGKILL": "killed, often for using too much memory",
+        hints = {"SIGSEGV": "a crash in native code", "SIGKILL": "killed: by the code itself (a kill of its own process or group), or by the system when memory ran out",
                  "SIGXCPU": "CPU time limit", "SIGXFSZ": "file size limit"}
         return f"killed by {name}" + (f": {hints[name]}" if name in hints else "")
     if status.startswith("exit "):
