@@ -139,9 +139,11 @@ class Engine:
         return self.catalog.exercises
 
     def close(self) -> None:
+        # The zygote first: it kills a worker still running, so that a session thread grading a
+        # submission (a run that is being stopped) finishes at once instead of at its timeout.
+        self.launcher.close()
         if self.session is not None:
             self.session.close()
-        self.launcher.close()
 
 
 def failure_report(name: str, options: Options, message: str, duration_s: float = 0.0) -> dict:
