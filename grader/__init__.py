@@ -7,6 +7,8 @@ with student code, `grader.host` decides scores, `grader.protocol` is what they 
 Kept import-light on purpose: every worker imports this package, so nothing here may pull in
 the CLI, test cases, solutions or heavy modules (a worker holds `grader`, `grader.protocol.*`
 and `grader.sandboxed.*` only: tests/test_layout.py).
+
+The path of one test through the whole engine, and a glossary: docs/engine.md.
 """
 
 import warnings

@@ -102,7 +102,9 @@ class Exercise:
 
 
 @dataclass
-class Catalog:
+class Course:
+    """One course file, read: its modules, exercises, tests and points, learner mistakes and folders."""
+
     exercises: list[Exercise]
     path: Path = DEFAULT_COURSE  # the course file
     name: str = "course"
@@ -112,8 +114,11 @@ class Catalog:
     helper_files: tuple[str, ...] = ()  # worker-side helpers, relative to the course file
 
     @property
-    def modules_by_function(self) -> dict[str, str]:
+    def module_of_exercise(self) -> dict[str, str]:
+        """Exercise (a function or class name) -> the module it lives in ("partial_grads" -> "grad")."""
         return {e.name: e.module_name for e in self.exercises}
+
+    modules_by_function = module_of_exercise  # the old name
 
     @property
     def modules(self) -> list[str]:
@@ -176,6 +181,9 @@ class Catalog:
 
 
 # ============================================================================= reading the course file
+
+Catalog = Course  # the old name of a course
+
 
 def parse(data: dict, path: Path = DEFAULT_COURSE) -> Catalog:
     """The catalogue a course file's data describes; CatalogError says what is wrong with it."""

@@ -6,4 +6,6 @@ checks), the protocol and the course's worker-side helpers (`public/helpers.py`,
 nothing of the grader: workers load it by path); nothing but `hidden/` itself imports `hidden/`
 (the hidden tests and the oracle are never shipped to students nor visible to workers). Another
 course lays out the same (docs/authoring.md) and is chosen with `--course PATH`.
+
+The path of one test through the whole engine, and a glossary: docs/engine.md.
 """

@@ -11,4 +11,6 @@ It may import `grader.protocol`, `grader.catalog`, `grader.errors`, `grader.safe
 start workers and share the helpers' definitions, `grader.sandboxed`; never the exports, the
 report, the policy, the LMS or the CLI, and never a student's module: those are imported in the
 worker only.
+
+The path of one test through the whole engine, and a glossary: docs/engine.md.
 """

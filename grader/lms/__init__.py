@@ -20,6 +20,8 @@ module's docstring), and every text a submission controls reaches it cleaned by
 
 The optional packages (pylti1p3, jwcrypto, requests, jsonschema) are imported only inside
 the commands that need them: students never install them.
+
+The path of one test through the whole engine, and a glossary: docs/engine.md.
 """
 
 

@@ -16,6 +16,8 @@ Modules, one concern each:
 - `gradebook`: a folder of score files through the policy into FINAL, with FINAL/summary.csv.
 - `limits`: `--max-submissions N [--window HOURS]`: which Gradescope submissions are graded.
 - `cli`: the `grader gradebook` command.
+
+The path of one test through the whole engine, and a glossary: docs/engine.md.
 """
 
 

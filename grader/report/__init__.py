@@ -8,6 +8,8 @@ never grade, import student code or touch the engine. Modules, one concern each:
 - (`grader.student_view`, shared with the Gradescope and otter exports: what a student may read of their own score file.)
 - `pages`: the jinja2 templates and filters every page is written with.
 - `class_report`, `feedback`, `diff`: the three commands; `cli` registers them.
+
+The path of one test through the whole engine, and a glossary: docs/engine.md.
 """
 
 

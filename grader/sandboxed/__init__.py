@@ -9,4 +9,6 @@ tests hand to student code). Nothing here decides a score: the host checks every
 It may import `grader.protocol` and nothing else of the grader: not the host, not the cases
 (they hold the hidden tests), not the CLI or the exports (import-linter contracts in
 pyproject.toml). Once student code has run, everything here is untrusted.
+
+The path of one test through the whole engine, and a glossary: docs/engine.md.
 """

@@ -6,4 +6,6 @@ parallel, checks that the course file, the collected tests, the stubs and the so
 that the student bundle holds no hidden test or solution, and prints a table per exercise; `cli`
 adds the command. Instructor code: it may import the host, the cases, the catalogue and the exports,
 and never ships to students.
+
+The path of one test through the whole engine, and a glossary: docs/engine.md.
 """
