@@ -15,6 +15,6 @@ import warnings
 
 __version__ = "0.1.0"
 
-# Students install torch without NumPy (grader.md): torch then warns "Failed to initialize NumPy" at
+# Students install torch without NumPy (pyproject.toml: torch, pytest and pyyaml only): torch then warns "Failed to initialize NumPy" at
 # import, in every process. The grader never uses NumPy; the warning would only alarm them.
 warnings.filterwarnings("ignore", message=r"Failed to initialize NumPy", category=UserWarning)

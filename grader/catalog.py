@@ -18,7 +18,7 @@ mistakes). Its own comments describe each field; docs/authoring.md walks through
         mistakes:
           no_allow_unused: {en: "...", zh: "..."}
 
-The scoring rule, "no points without work" (grader.md, Rules of scoring): a test that is not one of
+The scoring rule, "no points without work" (docs/scoring.md): a test that is not one of
 its exercise's `general` tests earns its points only when every general test of the exercise earned
 points too, that is passed on at least one of its random inputs in the same run. (Conventions tests
 also check the values of the very call whose conventions they judge.) A test whose required general

@@ -1,7 +1,7 @@
 """What a student may read of their own score file, and nothing else.
 
 A feedback page never shows the submission's captured `output`, and never any text a submission
-could have shaped while it held a hidden test's inputs (spec/grader.md, "Rules of scoring"). A
+could have shaped while it held a hidden test's inputs (docs/scoring.md, "What a student sees"). A
 hidden test's message is such text as soon as it quotes the submission: an exception it raised
 ("hvp raised ValueError: <anything>"), an exit status, a type or key it chose, a time or memory
 figure it can steer. So a hidden test shows, besides its name, status and points:

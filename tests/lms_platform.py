@@ -5,14 +5,14 @@ the tool's registered key set and issues a signed access token (`get_access_toke
 AssignmentsGradesService checks the Bearer token on the score endpoint (`handle_update_score`)
 and hands the score to our in-memory store.
 
-lti1p3platform 0.1.8 skips several checks (shared/research/lms.md §8.1), so this server adds
+lti1p3platform 0.1.8 skips several checks (docs/lms.md, "How each integration is verified"), so this server adds
 them and records every breach in `violations` (the tests require it to stay empty):
 - token request: form-encoded; `client_assertion_type` is jwt-bearer; the assertion has
   `iss = sub = client_id`, `aud` = token URL, `exp > iat`, a `jti` never seen before, and the
   configured `kid`; every requested scope is granted (the scopes requested are recorded);
 - score post: path is the line item's path + `/scores` with the line item's query string kept;
   `Content-Type: application/vnd.ims.lis.v1.score+json`; the body validates against the AGS
-  score schema (shared/research/schemas/lti_ags_score.schema.json, with date-time formats);
+  score schema (tests/data/lti_ags_score.schema.json, with date-time formats);
   `timestamp` has sub-second precision; `Completed` / `FullyGraded`; the Bearer token grants
   `score` (lti1p3platform accepts a token with any AGS scope on any AGS endpoint).
 

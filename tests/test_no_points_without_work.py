@@ -1,4 +1,4 @@
-"""No points without work (grader.md, "Rules of scoring"): lazy submissions score 0, the rule of the
+"""No points without work (docs/scoring.md): lazy submissions score 0, the rule of the
 course file withholds what a test earns on its own, and the hidden tests decide on random inputs.
 The lazy submissions (grader/validate/lazy.py) are graded by `grader validate` (the `validated` fixture)."""
 

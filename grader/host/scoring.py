@@ -1,4 +1,4 @@
-"""The rules of scoring that look at a submission's tests together (grader.md, "Rules of scoring").
+"""The rules of scoring that look at a submission's tests together (docs/scoring.md).
 
 Tampering costs the exercise (`zero_tampered`): when a call of an exercise changed what the worker
 relies on, none of its tests counts, those that ran before included.

@@ -2,7 +2,7 @@
 
 The rules are those of Canvas's importer, `instructure/canvas-lms:
 app/models/gradebook_importer.rb` (GradebookImporter) and `Assignment.title_and_id`
-(`app/models/assignment.rb`), as summarised in shared/research/lms.md §2.1:
+(`app/models/assignment.rb`), as summarised in docs/lms-formats.md, Canvas:
 
 - H1 the delimiter is guessed from the first 3 lines: `;` wins only if it splits every one of
   them into the same, larger number of fields (`identify_delimiter`); we write `,`;

@@ -328,7 +328,7 @@ def run_publish_lti(args) -> int:
     report.add_reconciliation(rec, args.missing_as_zero)
     report.data["line_item"] = line_item
     late_warning = lti.late_penalty_warning(planned)
-    if late_warning:  # grader.md: said before anything is posted
+    if late_warning:  # docs/scoring.md, "Grades after scores": said before anything is posted
         print(f"warning: {late_warning}", file=sys.stderr)
         report.warn(late_warning)
     if args.dry_run:

@@ -2,8 +2,8 @@
 
 In a Classroom workflow each grading step sets an output holding base64(JSON), and the
 `classroom-resources/autograding-grading-reporter@v1` step reads it from the environment
-variable `<RUNNER>_RESULTS` for every runner named in its `runners` input (shared/research/lms.md
-§10; read at classroom-resources/autograding-grading-reporter@d13b5912, the `v1` tag: src/main.js,
+variable `<RUNNER>_RESULTS` for every runner named in its `runners` input (docs/lms-formats.md,
+GitHub Classroom; read at classroom-resources/autograding-grading-reporter@d13b5912, the `v1` tag: src/main.js,
 src/notify-classroom.js, src/console-results.js, src/helpers/test-helpers.js; field set of
 `classroom-resources/autograding-python-grader: runner/data.py`):
 

@@ -3,7 +3,7 @@
 Works with any LTI 1.3 platform with AGS (Canvas, Moodle, Blackboard, Brightspace...), once the
 LMS admin has registered this tool (client id, the tool's public key) and the course has a line
 item (a gradebook column) for the assignment. The tool side is pylti1p3 (`ServiceConnector`,
-`AssignmentsGradesService.put_grade`), following shared/research/lms.md §5:
+`AssignmentsGradesService.put_grade`), following docs/lms-formats.md, LTI:
 
 1. token: POST the platform's token URL, form-encoded, `grant_type=client_credentials`, a
    client assertion JWT signed RS256 with the tool's private key (`iss = sub = client_id`,
@@ -254,7 +254,7 @@ def _common_maximum(scores: list[SubmissionScore]) -> float:
 
 
 def late_penalty_warning(planned: list[PlannedScore]) -> str | None:
-    """grader.md: when the files already carry `grader gradebook`'s late penalty, say so before posting."""
+    """docs/scoring.md: when the files already carry `grader gradebook`'s late penalty, say so before posting."""
     late = [p for p in planned if p.late_adjustments]
     if not late:
         return None

@@ -3,7 +3,7 @@
 Moodle has no fixed header: after the upload the teacher maps one column to a user field and
 the others to grade items or feedback. The rules below are those of
 `moodle/moodle: grade/import/csv/classes/load_data.php` and `lib/csvlib.class.php`
-(shared/research/lms.md §3):
+(docs/lms-formats.md, Moodle):
 
 - M0 csvlib reads the file with PHP's `fgetcsv($fp, 0, $delimiter, $enclosure)`, whose escape
   character is `\\` by default: inside quotes, a backslash makes the next character literal, so

@@ -2,7 +2,7 @@
 
 The format and the checks PrairieLearn applies are from `PrairieLearn/PrairieLearn:
 docs/externalGrading.md` and `apps/prairielearn/src/lib/externalGraderCommon.ts`
-(`makeGradingResult`), shared/research/lms.md §9:
+(`makeGradingResult`), docs/lms-formats.md, PrairieLearn:
 
 - P1 `score` is a number in [0, 1] (the only required field when gradable; the job fails if it
   is not a number);

@@ -11,7 +11,7 @@ structure filled with
   public tests' and the docstrings' inputs are such small, round numbers; the hidden tests' random
   inputs never are), zeros otherwise: a fixed answer that fits the public inputs and nothing else.
 
-None of them may earn a point (grader.md, "Rules of scoring"): `grader validate` checks it.
+None of them may earn a point (docs/scoring.md): `grader validate` checks it.
 """
 
 from __future__ import annotations
