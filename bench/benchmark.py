@@ -7,7 +7,7 @@ It makes N submissions (cycling through the reference, the stubs and every learn
 tests/submissions/wrong/), pins itself and everything it starts to --cpus CPUs, then measures,
 on this machine, in one run:
 
-1. `grader grade CLASS --workers W`: wall time from the command's start to its end (process
+1. `grader grade CLASS --jobs W`: wall time from the command's start to its end (process
    start, imports, zygotes and pool included), divided by N.
 2. `otter run -a <our otter autograder> SUBMISSION` on a sample of the same submissions, W at a
    time (each run starts a fresh kernel and imports torch; our plugin then grades with the same
@@ -53,7 +53,7 @@ def grader_command(*args: str) -> list[str]:
 def time_grader(klass: Path, out: Path, workers: int) -> float:
     shutil.rmtree(out, ignore_errors=True)
     start = time.perf_counter()
-    run_checked(grader_command("grade", str(klass), "--out", str(out), "--workers", str(workers)), "grader grade")
+    run_checked(grader_command("grade", str(klass), "--out", str(out), "--jobs", str(workers)), "grader grade")
     wall = time.perf_counter() - start
     graded = len([p for p in out.glob("*.json")])
     expected = len(list(klass.iterdir()))
@@ -227,7 +227,7 @@ def table(f: dict) -> str:
             "",
             "| | seconds per submission |",
             "| --- | --- |",
-            f"| `grader grade --workers {f['workers']}` (start-up included: {f['grader_wall_s']:.1f} s for the class) "
+            f"| `grader grade --jobs {f['workers']}` (start-up included: {f['grader_wall_s']:.1f} s for the class) "
             f"| {f['grader_s_per_submission']:.3f} |"]
     if "otter_s_per_submission" in f:
         rows += [f"| `otter run` with the exported autograder, {f['workers']} at a time (sample of {f['otter_sample']}) "

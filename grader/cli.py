@@ -53,12 +53,13 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("submissions", nargs="+", metavar="SUBMISSION",
                        help="a submission folder or .zip; a folder of submissions is expanded")
     grade.add_argument("--out", required=True, type=Path, help="folder for <submission>.json and summary.csv")
-    grade.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="parallel graders (default: CPU count)")
+    grade.add_argument("--jobs", "--workers", dest="jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                       help="grading processes run in parallel (default: CPU count; --workers is the old spelling)")
     grade.add_argument("--seed", type=int, default=0, help="seed of the hidden tests' random inputs (default 0)")
     grade.add_argument("--resume", action="store_true", help="keep score files that are done and current (same submission, seed, device and tests); "
                        "regrade the others and say why")
     grade.add_argument("--dask", metavar="ADDRESS", help="grade on a Dask cluster (tcp://host:8786), or 'local' "
-                       "for a local cluster of --workers processes (pip install 'autograd-lab[distributed]')")
+                       "for a local cluster of --jobs processes (pip install 'autograd-lab[distributed]')")
     grade.add_argument("--worker-per-module", action="store_true",
                        help="run each module in a worker of its own (stronger isolation between modules, slower)")
     grade.add_argument("--hide", action="append", default=[], metavar="PATH",
@@ -179,7 +180,7 @@ def cmd_grade(args) -> int:
         raise UsageError(f"not found: {', '.join(missing)}")
     options = _options(args, ("public", "hidden"))
     options.extra_hidden += [str(Path(s).resolve()) for s in submissions] + [str(args.out.resolve())]
-    workers = max(1, min(args.workers, len(submissions)))
+    workers = max(1, min(args.jobs, len(submissions)))
     resume = resume_command(args.argv)
     try:
         out_lock = claim_out(args.out)  # before the progress bar: a folder that cannot be used stops here

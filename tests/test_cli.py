@@ -64,6 +64,16 @@ def test_cuda_without_a_gpu_fails_clearly():
     assert result.returncode == 2 and "no CUDA GPU" in result.stderr
 
 
+@pytest.mark.parametrize("command", ["grade", "validate"])
+def test_jobs_counts_grading_processes_and_workers_is_its_old_spelling(command):
+    from grader.cli import build_parser
+
+    needs = ["x", "--out", "o"] if command == "grade" else []
+    parser = build_parser()
+    assert parser.parse_args([command, *needs, "--jobs", "3"]).jobs == 3
+    assert parser.parse_args([command, *needs, "--workers", "4"]).jobs == 4
+
+
 def test_grade_writes_score_files_and_exits_0(tmp_path):
     out = tmp_path / "out"
     result = run("grade", str(SOLUTIONS), str(STUBS), "--out", str(out), "--workers", "2", "--seed", "3")
@@ -80,7 +90,7 @@ def test_grade_expands_a_folder_of_submissions(tmp_path):
     klass = tmp_path / "class"
     shutil.copytree(SOLUTIONS, klass / "alice")
     shutil.make_archive(str(klass / "bob"), "zip", STUBS)
-    result = run("grade", str(klass), "--out", str(tmp_path / "out"), "--workers", "1")
+    result = run("grade", str(klass), "--out", str(tmp_path / "out"), "--jobs", "1")
     assert result.returncode == 0, result.stderr
     assert json.loads((tmp_path / "out" / "alice.json").read_text())["score"] == FULL_MARKS
     assert json.loads((tmp_path / "out" / "bob.json").read_text())["score"] == 0

@@ -19,7 +19,8 @@ def register(commands, exports) -> None:
                    help="the course file (or its folder) to audit instead of the package's own course")
     p.add_argument("--seeds", type=int, nargs="+", default=None, metavar="S",
                    help="the seeds the reference is graded at (default: 0 1 2)")
-    p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="parallel graders (default: CPU count)")
+    p.add_argument("--jobs", "--workers", dest="jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                   help="grading processes run in parallel (default: CPU count; --workers is the old spelling)")
     p.add_argument("--scores", type=Path, metavar="DIR",
                    help="keep the score files graded at the first seed in DIR (reference.json, stubs.json, "
                         "mistake-<name>.json, lazy-<mode>.json)")
@@ -33,7 +34,7 @@ def cmd_validate(args) -> int:
     folder = args.mistakes or course.place("learner_mistakes")
     if folder is None or not Path(folder).is_dir():
         raise UsageError(f"no folder of learner mistakes: {folder} (give one with --mistakes DIR)")
-    result = audit.run(course, Path(folder), seeds=tuple(args.seeds or audit.DEFAULT_SEEDS), workers=args.workers,
+    result = audit.run(course, Path(folder), seeds=tuple(args.seeds or audit.DEFAULT_SEEDS), workers=args.jobs,
                        scores_dir=args.scores)
     print(audit.table(result))
     print()
