@@ -71,3 +71,13 @@ def test_every_package_points_to_the_page():
     for init in sorted((ROOT / "grader").rglob("__init__.py")):
         doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
         assert "docs/engine.md" in doc, f"{init.relative_to(ROOT)}: its docstring does not point to docs/engine.md"
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/engine.md"])
+def test_the_sample_test_is_a_real_test_of_the_cases(page):
+    text = (ROOT / page).read_text(encoding="utf-8")
+    samples = [block for block in re.findall(r"```python\n(.*?)```", text, re.S) if "def test_" in block]
+    assert samples, f"{page} shows no sample test"
+    cases = [p.read_text(encoding="utf-8") for p in (ROOT / "grader" / "cases").rglob("test_*.py")]
+    for sample in samples:
+        assert any(sample.strip() in case for case in cases), f"{page}: the sample test is not one of grader/cases/"
