@@ -1,4 +1,4 @@
-"""The course's catalogue: one file (`grader/cases/course.yaml` by default) and what derives from it.
+"""The course: one file (`grader/cases/course.yaml` by default) and what derives from it.
 
 The course file lists the modules a submission holds, the exercises of each, what every test is
 worth (public and hidden apart), each exercise's `general` tests (the scoring rule below), its
@@ -186,7 +186,7 @@ Catalog = Course  # the old name of a course
 
 
 def parse(data: dict, path: Path = DEFAULT_COURSE) -> Catalog:
-    """The catalogue a course file's data describes; CatalogError says what is wrong with it."""
+    """The course a course file's data describes; CatalogError says what is wrong with it."""
     if not isinstance(data, dict) or not isinstance(data.get("exercises"), dict) or not data["exercises"]:
         raise CatalogError(f"{path.name}: needs `exercises:`, mapping exercise names to their entries")
     unknown = sorted(set(data) - COURSE_KEYS)
@@ -293,7 +293,7 @@ def active_path() -> Path:
 
 
 def load(path: str | Path | None = None) -> Catalog:
-    """The catalogue of the course file at `path`, by default this process's course."""
+    """The course of the course file at `path`, by default this process's course."""
     return _load(_course_file(path) if path else _active)
 
 

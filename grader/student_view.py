@@ -5,7 +5,7 @@ could have shaped while it held a hidden test's inputs (docs/scoring.md, "What a
 hidden test's message is such text as soon as it quotes the submission: an exception it raised
 ("hvp raised ValueError: <anything>"), an exit status, a type or key it chose, a time or memory
 figure it can steer. So a hidden test shows, besides its name, status and points:
-- its `mistake` (the catalogue's English and Chinese text) when the score file names one;
+- its `mistake` (the course's English and Chinese text) when the score file names one;
 - its message only when the whole message is a fixed text of the test cases (a string literal of
   grader/cases/) or one of the submission's own errors the page lists anyway (an import error);
   of a known mistake's message, the mistake's text (literals too); of an exception, only
@@ -69,7 +69,7 @@ def mistake_texts() -> frozenset[str]:
 
 @lru_cache(maxsize=1)
 def _templates() -> tuple[re.Pattern, ...]:
-    """Catalogue texts that name the argument involved (`{arg}`), as patterns."""
+    """Course texts that name the argument involved (`{arg}`), as patterns."""
     return tuple(re.compile("^" + re.escape(t).replace(re.escape("{arg}"), r"[A-Za-z_]\w{0,30}") + "$")
                  for t in mistake_texts() if "{arg}" in t)
 
@@ -92,7 +92,7 @@ def _label(text: str) -> bool:
 
 
 def _fixed_line(line: str, fixed: frozenset[str]) -> bool:
-    """A line made of the grader's own texts only: a literal of the cases or the mistakes catalogue,
+    """A line made of the grader's own texts only: a literal of the cases or the course file's mistakes,
     "en / zh" of two such texts, or "<label> has wrong values / <标签> 的数值不对"."""
     if line in fixed or any(t.match(line) for t in _templates()):
         return True

@@ -25,7 +25,7 @@ GUIDE = ROOT / "docs" / "authoring.md"
 STEP = re.compile(r"<!-- (append|create): (\S+) -->\n```[a-z]*\n(.*?)```", re.S)
 NEW = "directional_derivative"
 # What adding an exercise touches, and nothing else: its stub, its solution, its helper (next to its
-# public tests), its public and hidden tests, its catalogue entry, and a learner mistake.
+# public tests), its public and hidden tests, its course file entry, and a learner mistake.
 OWN_FILES = ["exercises/grad.py", "solutions/grad.py", "grader/cases/public/helpers.py",
              "grader/cases/public/test_grad.py", "grader/cases/hidden/test_grad.py", "grader/cases/course.yaml",
              f"tests/submissions/wrong/{NEW}_gradient_sum.py"]

@@ -148,7 +148,7 @@ def returned(call: CallResult, kind: type | None = None, length: int | None = No
     """The value the call returned; fails if it raised or returned the wrong kind of value.
 
     A raised exception is named as a known mistake: by `errors` (a piece of "Type: message" -> mistake
-    key, for a test that knows what an error means in its context), else by the catalogue."""
+    key, for a test that knows what an error means in its context), else by the course file."""
     if call.outcome == "raised":
         exc = call.exception or {}
         text = f"{exc.get('type')}: {exc.get('message', '')}"

@@ -4,7 +4,7 @@
 `distributed`); `intake` reads hand-ins as untrusted files; `launcher` starts the zygote and
 holds the handles of its workers; `student_code` is what tests call student code through (a
 request over the socket, a reply of plain data checked here); `plugin` is the pytest plugin
-that maps tests to the catalogue and outcomes to points; `scoring` applies the rules that look at
+that maps tests to the course file and outcomes to points; `scoring` applies the rules that look at
 a submission's tests together (no points without work); `results` writes the score files.
 
 It may import `grader.protocol`, `grader.catalog`, `grader.errors`, `grader.safetext` and, to

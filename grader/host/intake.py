@@ -1,6 +1,6 @@
 """Reading a submission: a folder or a .zip, treated as untrusted files.
 
-Only the exercise modules the catalogue lists are taken, from the submission's root or from an
+Only the exercise modules the course file lists are taken, from the submission's root or from an
 `exercises/` folder in it; everything else (a planted `conftest.py`, `sitecustomize.py`,
 `.pth` files, packages named `torch` or `grader`) is never read, let alone run. Nothing is
 extracted to disk: zip members are read into memory with size caps. Members with absolute
@@ -27,7 +27,7 @@ PREFIXES = ("", "exercises/")
 
 
 def module_files() -> tuple[str, ...]:
-    """The module files a submission holds ("graph.py", ...), as the catalogue lists them."""
+    """The module files a submission holds ("graph.py", ...), as the course file lists them."""
     return tuple(catalog.load().modules)
 
 

@@ -1,7 +1,7 @@
 """The pytest plugin that runs the test cases against a submission.
 
 It provides the fixtures tests use (`student`, `device`, `rng`), maps every collected
-test to its entry in the catalogue, and turns each test's outcome into a `TestOutcome`:
+test to its entry in the course, and turns each test's outcome into a `TestOutcome`:
 status (`passed`, `failed`, `error`, `timeout`), points, and a message that never shows a
 hidden test's inputs. It asserts nothing itself; the tests do, in this trusted process.
 Tests are collected once per session (`grader.host.session`); `begin` starts a submission.

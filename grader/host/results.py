@@ -26,9 +26,9 @@ SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schema" / "score.schema.
 
 def build_report(*, submission: str, exercises: list, outcomes: list, device: str, torch_version: str,
                  duration_s: float, **extra) -> dict:
-    """Assemble a score file from the catalogue's exercises and the test outcomes.
+    """Assemble a score file from the course's exercises and the test outcomes.
 
-    Every exercise of the catalogue is listed, with every one of its tests, whatever ran.
+    Every exercise of the course file is listed, with every one of its tests, whatever ran.
     """
     by_exercise: dict[str, list] = {e.name: [] for e in exercises}
     for o in outcomes:

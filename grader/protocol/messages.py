@@ -63,7 +63,7 @@ class _Message(TypedDict, total=False):
 
 class LoadRequest(_Message):
     op: Literal[Op.LOAD]
-    modules: list[str]  # the exercise modules ("graph", ...): the catalogue's, since the worker cannot read it
+    modules: list[str]  # the exercise modules ("graph", ...): the course's, since the worker cannot read it
     files: dict[str, int]  # module file name -> index of its source among the message's blobs
     device: str  # "cpu" or "cuda"
     seed: int  # torch's seed before any student code runs

@@ -1,4 +1,4 @@
-"""Worker-side helpers: the tables of functions, graphs and probes that tests hand to student code.
+"""The worker's tables of course code (`FUNCTIONS`, `GRAPHS`, `PROBES`) and their contract, filled from a course's files.
 
 A callable cannot cross the boundary as data, so a test names one (`Fn("sum_cubes")`,
 `Graph("mlp", args)`, `probe="smooth_abs"`) and the worker builds it from the three tables here:

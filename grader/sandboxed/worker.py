@@ -263,7 +263,7 @@ class Worker:
         self.conn = conn
         self.workdir = workdir
         self.device = "cpu"
-        self.module_names: tuple[str, ...] = ()  # the exercise modules, from the load request (the catalogue's)
+        self.module_names: tuple[str, ...] = ()  # the exercise modules, from the load request (the course's)
         self.import_failures: dict[str, tuple] = {}  # module -> (type, message, traceback) of its import
         self.modules: dict[str, Any] = {}
         self.sources: dict[str, bytes] = {}

@@ -1,5 +1,5 @@
-"""Worker-side helpers of the autograd course: the functions, graphs and probes its tests hand to
-student code. Not secret: it ships to students, and workers load it.
+"""The autograd course's own functions, graphs and probes, built inside the worker for its tests to
+hand to student code. Not secret: it ships to students, and workers load it.
 
 A callable cannot cross the worker boundary as data, so a test names one (`Fn("sum_cubes")`,
 `Graph("mlp", args)`, `probe="smooth_abs"`) and the worker builds it from the three tables here:
