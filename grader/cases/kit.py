@@ -16,7 +16,8 @@ from typing import Any, Callable, Iterable
 import torch
 
 from grader import catalog
-from grader.host.student_code import SESSION_DEVICE, Arg, CallResult, Fn, Graph, Leaf  # noqa: F401  (re-exported for tests)
+from grader.host.student_code import CallResult
+from grader.protocol.markers import SESSION_DEVICE, Arg, Fn, Graph, Leaf  # noqa: F401  (re-exported for tests)
 from grader.protocol.wire import DTYPE_NAMES, RemoteObject, RemoteTensor, tensor_bytes
 
 FLOAT_DTYPES = (torch.float32, torch.float64)

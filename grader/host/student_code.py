@@ -18,7 +18,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
 
 from grader.protocol import wire
 from grader.protocol.limits import Limits
@@ -54,81 +53,11 @@ class CodeUnavailable(Exception):
     """The function cannot be called: missing module or name, or an import that failed (status `error`)."""
 
 
-# ----------------------------------------------------------------------------- argument markers
-
-@dataclass
-class Arg:
-    """A tensor argument with its autograd state: requires_grad, and a `.grad` already set (a sentinel
-    that must survive the call untouched)."""
-
-    tensor: torch.Tensor
-    requires_grad: bool = False
-    grad: torch.Tensor | None = None
-
-
-def Leaf(tensor: torch.Tensor, grad: torch.Tensor | None = None) -> Arg:
-    """A tensor that arrives as a leaf with requires_grad=True."""
-    return Arg(tensor, True, grad)
-
-
-@dataclass
-class Fn:
-    """A callable of the course's worker-side helpers (`FUNCTIONS`), built inside the worker."""
-
-    name: str
-
-
-@dataclass
-class Graph:
-    """An autograd graph built inside the worker by the course's helpers (`GRAPHS[name](*args)`)."""
-
-    name: str
-    args: tuple = ()
-
-
-class _SessionDevice:
-    """Stands for the device this run grades on (`cpu` or `cuda`)."""
-
-    def __repr__(self) -> str:
-        return "SESSION_DEVICE"
-
-
-SESSION_DEVICE = _SessionDevice()
-
-
-def encode_arguments(value: Any, blobs: list[bytes]) -> Any:
-    """Encode call arguments from the trusted side (exact types only, like the worker's replies)."""
-    t = type(value)
-    if value is None or t in (bool, int, float, str):
-        return value
-    if t is torch.Tensor:
-        return _encode_tensor(value, blobs)
-    if t is Arg:
-        node = _encode_tensor(value.tensor, blobs)
-        node["$tensor"]["requires_grad"] = value.requires_grad
-        if value.grad is not None:
-            node["$tensor"]["grad"] = _encode_tensor(value.grad, blobs)
-        return node
-    if t is Fn:
-        return {"$fn": value.name}
-    if t is Graph:
-        return {"$graph": {"name": value.name, "args": encode_arguments(list(value.args), blobs)}}
-    if t is torch.dtype:
-        return {"$dtype": wire.DTYPE_NAMES[value]}
-    if value is SESSION_DEVICE:
-        return {"$device": "@session"}
-    if t is list:
-        return [encode_arguments(x, blobs) for x in value]
-    if t is tuple:
-        return {"$tuple": [encode_arguments(x, blobs) for x in value]}
-    if t is dict:
-        return {"$dict": [[k, encode_arguments(x, blobs)] for k, x in value.items()]}
-    raise TypeError(f"cannot send a {t.__name__} to the worker")
-
-
-def _encode_tensor(t: torch.Tensor, blobs: list[bytes]) -> dict:
-    blobs.append(wire.tensor_bytes(t))
-    return {"$tensor": {"blob": len(blobs) - 1, "dtype": wire.DTYPE_NAMES[t.dtype], "shape": list(t.shape)}}
+# The argument markers and their encoding live in the protocol, where the kit imports them too;
+# they stay importable from here (the old place).
+from grader.protocol.markers import (  # noqa: E402,F401
+    SESSION_DEVICE, Arg, Fn, Graph, Leaf, _encode_tensor, _SessionDevice, encode_arguments,
+)
 
 
 # ----------------------------------------------------------------------------- results
