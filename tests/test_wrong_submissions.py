@@ -91,11 +91,11 @@ def test_device_mistake_is_named_from_its_gpu_failure(name):
     x = torch.zeros(3, dtype=torch.float64)
     if entry["ON_DEVICE"] == mistakes.RETURNS_ON_CPU:
         value = RemoteTensor(data=x, dtype=x.dtype, shape=(3,), device="cpu")
-        call = CallResult(exercise, (x,), Outcome.RETURNED, value, device="cuda")
+        call = CallResult(function=exercise, args=(x,), outcome=Outcome.RETURNED, value=value, device="cuda")
         check = lambda: kit.result_tensor(call, kit.returned(call), "the result", like=x)  # noqa: E731
     else:
         kind, _, message = entry["ON_DEVICE"].partition(": ")
-        call = CallResult(exercise, (x,), Outcome.RAISED, exception={"type": kind, "message": message}, device="cuda")
+        call = CallResult(function=exercise, args=(x,), outcome=Outcome.RAISED, exception={"type": kind, "message": message}, device="cuda")
         check = lambda: kit.returned(call)  # noqa: E731
     with pytest.raises(kit.Fail) as failure:
         check()

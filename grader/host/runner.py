@@ -123,9 +123,7 @@ class Engine:
             graded_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
             source_sha256=sub.sha256,
             tests_sha256=self.tests_sha256,
-            submission_errors=sub.problems + sorted(set(student.fatal_modules.values())
-                                                    | set(student.tampered_modules.values())
-                                                    | set(student.import_errors.values())),
+            submission_errors=sub.problems + student.module_problems(),
             sandbox=sandbox,
         )
         output = student.captured_output()

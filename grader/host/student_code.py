@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 
@@ -78,6 +79,46 @@ class CallResult:
     api_calls: dict = field(default_factory=dict)  # autograd entry points the call used, as reported
 
 
+# ----------------------------------------------------------------------------- time budgets and module fates
+
+@dataclass
+class Budget:
+    """The time a submission's code may take. Only time spent waiting for workers counts: the
+    grader's own work (collecting tests, computing expected values) is never charged to the
+    student. Loading and importing are charged to the submission, calls to their exercise too."""
+
+    limits: Limits
+    spent: dict[str, float] = field(default_factory=dict)  # exercise -> seconds its calls took
+    student_time: float = 0.0  # seconds spent waiting for workers: what the submission budget limits
+
+    def left(self, exercise: str | None, setup: bool = False) -> float:
+        """Seconds the next request may take."""
+        submission_left = self.limits.submission_budget_s - self.student_time
+        if setup:
+            return min(self.limits.call_timeout_s, submission_left)
+        exercise_left = self.limits.exercise_budget_s - self.spent.get(exercise, 0.0)
+        return min(self.limits.call_timeout_s, exercise_left, submission_left)
+
+    def charge(self, exercise: str | None, seconds: float, setup: bool = False) -> None:
+        self.student_time += seconds
+        if exercise is not None and not setup:
+            self.spent[exercise] = self.spent.get(exercise, 0.0) + seconds
+
+
+class Fate(str, Enum):
+    """Why a module is never imported again for this submission."""
+
+    UNAVAILABLE = "unavailable"  # its import killed or hung the worker
+    TAMPERED = "tampered"  # its import tampered: its exercises score 0
+    IMPORT_ERROR = "import_error"  # its import raised (the worker caches it)
+
+
+@dataclass(frozen=True)
+class ModuleFate:
+    fate: Fate
+    message: str
+
+
 # ----------------------------------------------------------------------------- the fixture object
 
 class StudentCode:
@@ -99,26 +140,56 @@ class StudentCode:
         self.workers: dict[str, Any] = {}  # slot ("all", or a module name with worker_per_module) -> its worker
         self.baselines: dict[str, int | None] = {}  # slot -> its worker's memory at start (KiB)
         self.imported: set[str] = set()  # modules imported in their slot's live worker
-        self.fatal_modules: dict[str, str] = {}  # module -> why it is never imported again
-        self.tampered_modules: dict[str, str] = {}  # module -> how its import tampered: its exercises score 0
+        self.module_fates: dict[str, ModuleFate] = {}  # module -> why it is never imported again
         self.tampered_exercises: dict[str, str] = {}  # exercise -> how a call tampered: it scores 0
-        self.import_errors: dict[str, str] = {}  # module -> the exception its import raised
         self.current_exercise: str | None = None
-        self.spent: dict[str, float] = {}
-        self.student_time = 0.0  # seconds spent waiting for workers: what the submission budget limits
+        self.budget = Budget(limits)
         self.workers_started = 0
         self.peak_memory_mb: float | None = None
         self.output: list[str] = []
         self.requests = 0
         self.precise_not_before = 0.0
 
+    # -- what became of the modules (read by the engine) ---------------------------------
+    def _fates(self, fate: Fate) -> dict[str, str]:
+        return {module: f.message for module, f in self.module_fates.items() if f.fate is fate}
+
+    @property
+    def fatal_modules(self) -> dict[str, str]:
+        return self._fates(Fate.UNAVAILABLE)
+
+    @property
+    def tampered_modules(self) -> dict[str, str]:
+        return self._fates(Fate.TAMPERED)
+
+    @property
+    def import_errors(self) -> dict[str, str]:
+        return self._fates(Fate.IMPORT_ERROR)
+
+    def module_problems(self) -> list[str]:
+        """Every module's fate, as the score file's `submission_errors` lists them."""
+        return sorted({f.message for f in self.module_fates.values()})
+
+    @property
+    def spent(self) -> dict[str, float]:
+        return self.budget.spent
+
+    @property
+    def student_time(self) -> float:
+        return self.budget.student_time
+
+    def _settle(self, module: str, fate: Fate, message: str) -> str:
+        self.module_fates[module] = ModuleFate(fate, message)
+        return message
+
     # -- public API for tests ------------------------------------------------------------
     def call(self, function: str, *args: Any, probe: str | None = None, **kwargs: Any) -> CallResult:
         module = self.modules[function]
-        if module in self.tampered_modules:
-            raise Tampered(self.tampered_modules[module])
-        if module in self.fatal_modules:
-            raise CodeUnavailable(self.fatal_modules[module])
+        fate = self.module_fates.get(module)
+        if fate is not None and fate.fate is Fate.TAMPERED:
+            raise Tampered(fate.message)
+        if fate is not None and fate.fate is Fate.UNAVAILABLE:
+            raise CodeUnavailable(fate.message)
         if self.current_exercise in self.tampered_exercises:  # its other tests are not run: they score 0
             raise Tampered(self.tampered_exercises[self.current_exercise])
         blobs: list[bytes] = []
@@ -149,10 +220,14 @@ class StudentCode:
         api_calls = body.get("api_calls")
         if type(api_calls) is not dict or not all(type(k) is str and type(v) is int for k, v in api_calls.items()):
             api_calls = {}
-        return CallResult(function, args, outcome, value, exception, after if type(after) is list else [],
-                          body.get("versions_before", []) if type(body.get("versions_before")) is list else [],
-                          float(body["elapsed"]) if type(body.get("elapsed")) is float else 0.0, self.device,
-                          api_calls)
+        versions_before = body.get("versions_before")
+        return CallResult(
+            function=function, args=args, outcome=outcome, value=value, exception=exception,
+            args_after=after if type(after) is list else [],
+            versions_before=versions_before if type(versions_before) is list else [],
+            elapsed=float(body["elapsed"]) if type(body.get("elapsed")) is float else 0.0,
+            device=self.device, api_calls=api_calls,
+        )
 
     # -- worker lifecycle ------------------------------------------------------------------
     def _slot(self, module: str) -> str:
@@ -193,30 +268,22 @@ class StudentCode:
         except CallTimeout:
             if not full_timeout:  # the submission's budget ran out, not the import's own time
                 raise
-            self.fatal_modules[module] = (f"importing {module}.py did not finish in time (an infinite loop at import?) "
-                                          f"/ 导入 {module}.py 超时（导入时有死循环？）")
-            raise CodeUnavailable(self.fatal_modules[module]) from None
+            raise CodeUnavailable(self._settle(module, Fate.UNAVAILABLE,
+                                               f"importing {module}.py did not finish in time (an infinite loop at "
+                                               f"import?) / 导入 {module}.py 超时（导入时有死循环？）")) from None
         except Tampered as exc:
-            self.tampered_modules[module] = f"importing {module}.py: {exc}"
-            raise Tampered(self.tampered_modules[module]) from None
+            raise Tampered(self._settle(module, Fate.TAMPERED, f"importing {module}.py: {exc}")) from None
         except WorkerFault as exc:
-            self.fatal_modules[module] = f"importing {module}.py killed the worker: {exc} / 导入 {module}.py 时进程终止"
-            raise CodeUnavailable(self.fatal_modules[module]) from None
+            raise CodeUnavailable(self._settle(module, Fate.UNAVAILABLE, f"importing {module}.py killed the worker: "
+                                                                         f"{exc} / 导入 {module}.py 时进程终止")) from None
         if body.get("outcome") != Outcome.IMPORTED:
             # An import that raised is cached by the worker; it costs this module's exercises only.
-            self.import_errors[module] = _unavailable_message(module, body)
-            raise CodeUnavailable(self.import_errors[module])
+            raise CodeUnavailable(self._settle(module, Fate.IMPORT_ERROR, _unavailable_message(module, body)))
         self.imported.add(module)
 
     def _time_left(self, setup: bool = False) -> float:
-        """Seconds the next request may take. Only time spent waiting for workers counts: the
-        grader's own work (collecting tests, computing expected values) is never charged to the
-        student. Loading and importing are charged to the submission, calls to the exercise too."""
-        submission_left = self.limits.submission_budget_s - self.student_time
-        if setup:
-            return min(self.limits.call_timeout_s, submission_left)
-        exercise_left = self.limits.exercise_budget_s - self.spent.get(self.current_exercise, 0.0)
-        return min(self.limits.call_timeout_s, exercise_left, submission_left)
+        """Seconds the next request may take (`Budget.left`)."""
+        return self.budget.left(self.current_exercise, setup)
 
     def _request(self, module: str, body: Request, blobs: list[bytes], what: str, setup: bool = False):
         worker = self.workers[self._slot(module)]
@@ -247,10 +314,7 @@ class StudentCode:
             self._discard_worker(module)
             raise WorkerFault(f"the worker process ended while {what} ({_describe_end(status, exc)})") from None
         finally:
-            elapsed = time.monotonic() - start
-            self.student_time += elapsed
-            if self.current_exercise is not None and not setup:
-                self.spent[self.current_exercise] = self.spent.get(self.current_exercise, 0.0) + elapsed
+            self.budget.charge(self.current_exercise, time.monotonic() - start, setup)
         try:
             reply_body, reply_blobs = wire.unpack(reply)
         except wire.WireError as exc:
