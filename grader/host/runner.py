@@ -282,8 +282,32 @@ def grade_many(paths: list[str], out_dir: Path, options: Options, workers: int =
 
 def _grade_into(paths, out_dir: Path, options: Options, workers: int, resume: bool, progress, dask,
                 summary: RunSummary) -> RunSummary:
+    """Resume planning, then one back-end (serial, pool or Dask), every score file through one writer."""
     start = time.perf_counter()
     results.remove_temporaries(out_dir)  # the lock is ours: no other run is writing there
+    todo = plan_resume(paths, out_dir, options, resume, summary)
+    finish = ScoreWriter(out_dir, summary, len(todo), progress)
+    stopped: RunStopped | None = None
+    try:
+        grade_with_backend(todo, options, workers, dask, finish)
+    except KeyboardInterrupt as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        stopped = RunStopped(f"interrupted by {signal.Signals(signum).name}", summary, signum)
+    except RunStopped as exc:
+        stopped = exc
+    except EngineUnavailable as exc:
+        stopped = RunStopped(str(exc), summary)
+    finally:
+        summary.seconds = time.perf_counter() - start
+        summary_failure = finish.write_summary()  # always, even when the run stops
+        stopped = stopped or summary_failure
+    if stopped is not None:
+        raise stopped
+    return summary
+
+
+def plan_resume(paths, out_dir: Path, options: Options, resume: bool, summary: RunSummary) -> list[tuple[str, str]]:
+    """The (path, name) pairs to grade; with `resume`, a current score file is kept and counted in `summary`."""
     todo = []
     tests_sha256 = catalog_module.tests_sha256(catalog_module.load(options.course)) if resume else None
     for path, name in zip(paths, unique_names(paths)):
@@ -298,9 +322,18 @@ def _grade_into(paths, out_dir: Path, options: Options, workers: int, resume: bo
                     continue
                 summary.regraded[name] = why
         todo.append((path, name))
-    progress = progress or (lambda report, done, total: None)
+    return todo
 
-    def finish(report: dict | Vanished) -> None:
+
+class ScoreWriter:
+    """The one writer of a run's score files: validates each report, writes it atomically, counts it."""
+
+    def __init__(self, out_dir: Path, summary: RunSummary, total: int, progress=None):
+        self.out_dir, self.summary, self.total = out_dir, summary, total
+        self.progress = progress or (lambda report, done, total: None)
+
+    def __call__(self, report: dict | Vanished) -> None:
+        summary = self.summary
         if isinstance(report, Vanished):
             summary.vanished.append(report)
             return
@@ -309,49 +342,48 @@ def _grade_into(paths, out_dir: Path, options: Options, workers: int, resume: bo
             raise GraderError(f"score file for {report['submission']} is invalid: {problems[:3]}")
         try:
             with lifecycle.writing():  # a stop signal waits until the file is in place and counted
-                path = results.write_report(out_dir, report)
+                path = results.write_report(self.out_dir, report)
                 summary.written.append(path)
                 summary.files.append(path)
                 summary.outlines.append(results.outline(report))
         except OSError as exc:
-            raise write_failure(exc, out_dir / results.score_file_name(report["submission"]), summary) from exc
-        progress(report, len(summary.written), len(todo))
+            raise write_failure(exc, self.out_dir / results.score_file_name(report["submission"]), summary) from exc
+        self.progress(report, len(summary.written), self.total)
 
-    stopped: RunStopped | None = None
+    def write_summary(self) -> RunStopped | None:
+        """summary.csv of every score file counted; what stops the run if it cannot be written."""
+        summary = self.summary
+        if not summary.outlines:
+            return None
+        try:
+            with lifecycle.writing():
+                results.write_atomic(self.out_dir / "summary.csv", results.summary_csv(summary.outlines))
+        except OSError as exc:
+            failure = write_failure(exc, self.out_dir / "summary.csv", summary)
+            summary.summary_error = str(failure)
+            return failure
+        return None
+
+
+def grade_with_backend(todo: list[tuple[str, str]], options: Options, workers: int, dask: str | None, finish) -> None:
+    """Grade `todo` serially, in a pool of `workers` processes, or on a Dask cluster; `finish` gets each report."""
+    if dask:
+        from grader.host.distributed import grade_on_cluster
+
+        grade_on_cluster(_read_present(todo, finish), grade_task, options, dask, workers, finish)
+    elif workers <= 1 or len(todo) <= 1:
+        _grade_serially(todo, options, finish)
+    else:
+        _grade_in_processes(todo, options, workers, finish)
+
+
+def _grade_serially(todo: list[tuple[str, str]], options: Options, finish) -> None:
+    engine = start_engine(options)
     try:
-        if dask:
-            from grader.host.distributed import grade_on_cluster
-
-            grade_on_cluster(_read_present(todo, finish), grade_task, options, dask, workers, finish)
-        elif workers <= 1 or len(todo) <= 1:
-            engine = start_engine(options)
-            try:
-                for path, name in todo:
-                    finish(grade_or_report(engine, path, name))
-            finally:
-                engine.close()
-        else:
-            _grade_in_processes(todo, options, workers, finish)
-    except KeyboardInterrupt as exc:
-        signum = getattr(exc, "signum", signal.SIGINT)
-        stopped = RunStopped(f"interrupted by {signal.Signals(signum).name}", summary, signum)
-    except RunStopped as exc:
-        stopped = exc
-    except EngineUnavailable as exc:
-        stopped = RunStopped(str(exc), summary)
+        for path, name in todo:
+            finish(grade_or_report(engine, path, name))
     finally:
-        summary.seconds = time.perf_counter() - start
-        if summary.outlines:
-            try:
-                with lifecycle.writing():
-                    results.write_atomic(out_dir / "summary.csv", results.summary_csv(summary.outlines))
-            except OSError as exc:
-                failure = write_failure(exc, out_dir / "summary.csv", summary)
-                summary.summary_error = str(failure)
-                stopped = stopped or failure
-    if stopped is not None:
-        raise stopped
-    return summary
+        engine.close()
 
 
 def _read_present(todo: list[tuple[str, str]], finish):
