@@ -16,6 +16,7 @@ from collections import defaultdict
 from typing import Iterable
 
 from grader.catalog import Catalog
+from grader.protocol.messages import TestStatus
 
 
 def withheld_message(waiting_for: list[str]) -> str:
@@ -34,17 +35,17 @@ def withhold_points_without_work(outcomes: Iterable, catalog: Catalog) -> None:
         general = catalog.exercise(name).general
         ran = {o.spec.name for o in tests}
         waiting_for = [g for g in general if g in ran
-                       and not any(o.status == "passed" for o in tests if o.spec.name == g)]
+                       and not any(o.status == TestStatus.PASSED for o in tests if o.spec.name == g)]
         if not waiting_for:
             continue
         for o in tests:
-            if o.spec.name not in general and o.status == "passed" and o.points > 0:
-                o.status, o.message = "failed", withheld_message(waiting_for)
+            if o.spec.name not in general and o.status == TestStatus.PASSED and o.points > 0:
+                o.status, o.message = TestStatus.FAILED, withheld_message(waiting_for)
 
 
 def zero_tampered(outcomes: Iterable, tampered_exercises: dict[str, str]) -> None:
     """Every test of an exercise one of whose calls tampered (exercise -> the message) scores 0, in place."""
     for o in outcomes:
         message = tampered_exercises.get(o.spec.exercise)
-        if message is not None and o.status != "error":
-            o.status, o.message, o.mistake = "error", f"{message}; the exercise scores 0 / 本题记 0 分", None
+        if message is not None and o.status != TestStatus.ERROR:
+            o.status, o.message, o.mistake = TestStatus.ERROR, f"{message}; the exercise scores 0 / 本题记 0 分", None

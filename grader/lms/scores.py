@@ -30,10 +30,11 @@ from typing import Any, Iterable
 
 from grader.host.results import READABLE_SCHEMA_VERSIONS
 from grader.lms import LmsError
+from grader.protocol.messages import TestStatus
 from grader.safetext import clean_text
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "score.schema.json"
-TEST_STATUSES = ("passed", "failed", "error", "timeout")
+TEST_STATUSES = tuple(TestStatus)  # declared once, in grader.protocol.messages
 NAME_LIMIT = 200  # characters of a submission, exercise or test name
 MESSAGE_LIMIT = 5_000  # characters of a message; each exporter cuts further to its own limit
 

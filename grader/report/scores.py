@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.host.results import score_file_name
+from grader.protocol.messages import TestStatus
 from grader.report import ReportError
 
-STATUSES = ("passed", "failed", "error", "timeout")
+STATUSES = tuple(TestStatus)  # declared once, in grader.protocol.messages
 VISIBILITIES = ("visible", "hidden")
 
 
