@@ -46,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="run the public tests on your exercises (students)")
     check.add_argument("path", nargs="?", default="exercises", help="folder with your exercise modules (default: ./exercises)")
     check.add_argument("--exercise", action="append", metavar="NAME", help="only this exercise (repeatable)")
+    check.add_argument("--watch", action="store_true",
+                       help="stay on: check again each time you save a module (Ctrl-C to stop)")
     _add_limit_options(check)
     check.set_defaults(func=cmd_check)
 
@@ -121,18 +123,22 @@ def _options(args, folders: tuple[str, ...], exercises=None):
 
 def cmd_check(args) -> int:
     from grader import catalog
-    from grader.display import check_table
-    from grader.host.lifecycle import stop_on_signals
-    from grader.host.runner import Engine
 
     path = Path(args.path)
     if not path.exists():
         raise UsageError(f"{path} does not exist: run this where your exercises/ folder is, or give its path "
                          f"/ 找不到 {path}：请在 exercises/ 所在目录运行，或给出它的路径")
-    names = {e.name for e in catalog.use(args.course).exercises}
-    unknown = sorted(set(args.exercise or []) - names)
-    if unknown:
-        raise UsageError(f"unknown exercise {', '.join(unknown)}; the exercises are: {', '.join(sorted(names))}")
+    unknown = catalog.use(args.course).unknown_exercises(args.exercise or [])
+    if unknown:  # said before torch and pytest are imported
+        raise UsageError(unknown)
+    if args.watch:
+        from grader.host.watch import watch
+
+        return watch(path, args.exercise, _options(args, ("public",)))
+    from grader.display import check_table
+    from grader.host.lifecycle import stop_on_signals
+    from grader.host.runner import Engine
+
     engine = Engine(_options(args, ("public",), set(args.exercise) if args.exercise else None))
     try:
         with stop_on_signals():  # Ctrl-C stops the check, instead of failing the test it interrupted
@@ -142,6 +148,11 @@ def cmd_check(args) -> int:
     finally:
         engine.close()
     print(check_table(report, str(path)))
+    return check_status(report)
+
+
+def check_status(report: dict) -> int:
+    """`grader check`'s exit status: 0 when every check passed and the submission had no problem."""
     every_check_passed = all(t["status"] == "passed" for e in report["exercises"] for t in e["tests"])
     return 0 if every_check_passed and not report.get("submission_errors") else 1
 

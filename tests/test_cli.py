@@ -58,6 +58,14 @@ def test_bad_input_exits_2_with_a_message(args, message, tmp_path):
     assert message in result.stderr
 
 
+def test_an_unknown_exercise_says_what_was_meant_before_torch_is_imported():
+    code = ("import sys; from grader.cli import main; status = main(['check', 'exercises', '--exercise', 'hpv']); "
+            "print(status, 'torch' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.stdout.split() == ["2", "False"], result.stderr
+    assert "did you mean: hpv -> hvp" in result.stderr and "你是不是想写：hpv -> hvp" in result.stderr
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a GPU")
 def test_cuda_without_a_gpu_fails_clearly():
     result = run("check", str(SOLUTIONS), "--device", "cuda")

@@ -134,6 +134,28 @@ def test_submit_refuses_a_module_that_exits_at_import(tmp_path, capsys):
     assert "graph.py does not import" in capsys.readouterr().err
 
 
+def test_submit_names_a_syntax_errors_line_and_imports_the_rest_in_one_process(tmp_path, capsys, monkeypatch):
+    folder = tmp_path / "work"
+    folder.mkdir()
+    for module in intake.module_files():
+        (folder / module).write_bytes((SOLUTIONS / module).read_bytes())
+    (folder / "grad.py").write_text("x = 1\ndef hvp(f, x, v:\n    pass\n")
+    (folder / "inplace.py").write_text("import os\nos._exit(3)\n")  # ends its process: the others still import
+    (folder / "backward.py").write_text((SOLUTIONS / "backward.py").read_text() + "\nraise ValueError('late')\n")
+    import subprocess
+
+    processes = []
+    real_run = subprocess.run
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: processes.append(a) or real_run(*a, **k))
+    assert main(["submit", str(folder), "--out", str(tmp_path / "s.zip")]) == 1
+    err = capsys.readouterr().err
+    assert "grad.py does not import" in err and "(line 2: def hvp(f, x, v:)" in err and "第 2 行" in err
+    assert "inplace.py does not import" in err and "exit status 3" in err
+    assert "backward.py does not import" in err and "ValueError: late" in err
+    assert "graph.py" not in err and "accumulation.py" not in err
+    assert len(processes) <= 2  # one import process, and one more for the modules after the one that exited
+
+
 def test_submit_warns_about_unfinished_functions(tmp_path, capsys):
     out = tmp_path / "s.zip"
     assert main(["submit", str(STUBS), "--out", str(out)]) == 0

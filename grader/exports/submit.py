@@ -11,8 +11,9 @@ The root file also serves `otter check` on the student's machine: it names the f
 public tests check (see `grader.exports.otter`).
 
 Before writing, `grader submit` makes sure the hand-in can be graded: it refuses (exit 1) one with a
-missing module or a module that does not import (each imported in a separate Python process, as the
-student's own code on the student's own machine), and warns about functions that still raise
+missing module or a module that does not import (a syntax error found without running it, with its
+line; the others imported in one separate Python process, as the student's own code on the student's
+own machine), and warns about functions that still raise
 NotImplementedError.
 """
 
@@ -86,39 +87,81 @@ def cmd_submit(args) -> int:
 
 IMPORT_CHECK = """
 import importlib.util, json, sys, traceback
-path, name = sys.argv[1], sys.argv[2]
-sys.path.insert(0, sys.argv[3])
-try:
-    spec = importlib.util.spec_from_file_location(name, path)
-    spec.loader.exec_module(importlib.util.module_from_spec(spec))
-except BaseException as exc:
-    print(json.dumps(traceback.format_exception_only(type(exc), exc)[-1].strip()))
+folder = sys.argv[1]
+sys.path.insert(0, folder)
+for name in sys.argv[2:]:
+    print(json.dumps({"start": name}), flush=True)
+    try:
+        spec = importlib.util.spec_from_file_location(name, f"{folder}/{name}.py")
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+        said = None
+    except BaseException as exc:
+        said = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    print(json.dumps({"done": name, "error": said}), flush=True)
 """
 
 
 def import_failures(modules: dict[str, bytes], timeout_s: float = 60.0) -> dict[str, str]:
-    """Module -> why it does not import. Each is imported from a copy in a temporary folder, in a
-    Python process of its own (a module that exits, hangs or crashes there harms nothing)."""
+    """Module -> why it does not import. A syntax error is found here, without running anything
+    (with its line); the others are imported from a copy in a temporary folder, all in one Python
+    process of their own (torch imported once). A module that exits, hangs or crashes there harms
+    nothing: it is charged with it, and the modules after it are imported in a fresh process."""
     import tempfile
 
-    failures = {}
+    failures = {m: why for m, why in ((m, syntax_error(m, s)) for m, s in modules.items()) if why}
+    todo = [m for m in modules if m not in failures]
     with tempfile.TemporaryDirectory(prefix="autograd-lab-submit-") as tmp:
-        for module, source in modules.items():
-            (Path(tmp) / module).write_bytes(source)
-        for module in modules:
-            try:
-                done = subprocess.run([sys.executable, "-c", IMPORT_CHECK, str(Path(tmp) / module),
-                                       module.removesuffix(".py"), tmp],
-                                      capture_output=True, text=True, timeout=timeout_s, cwd=tmp)
-            except subprocess.TimeoutExpired:
-                failures[module] = f"importing it did not finish within {timeout_s:g} s / 导入超时"
-                continue
-            said = done.stdout.strip().splitlines()
-            if said:
-                failures[module] = json.loads(said[-1])
-            elif done.returncode != 0:
-                failures[module] = f"the import ended the process (exit status {done.returncode}) / 导入时进程退出"
+        for module in todo:
+            (Path(tmp) / module).write_bytes(modules[module])
+        while todo:
+            done, current, status = _import_in_process(tmp, todo, timeout_s)
+            failures.update({m: why for m, why in done.items() if why})
+            todo = [m for m in todo if m not in done]
+            if current is not None:  # it ended or hung the process
+                failures[current] = status
+                todo.remove(current)
+            elif todo:  # ended between two modules: go on with the rest
+                failures[todo.pop(0)] = status
     return failures
+
+
+def _import_in_process(folder: str, modules: list[str], timeout_s: float) -> tuple[dict, str | None, str]:
+    """Import `modules` in turn in one process: ({module: error or None} of those it finished, the
+    module it was importing when the process ended or ran out of time (None when none), why)."""
+    names = [m.removesuffix(".py") for m in modules]
+    try:
+        done = subprocess.run([sys.executable, "-c", IMPORT_CHECK, folder, *names], capture_output=True,
+                              text=True, timeout=timeout_s, cwd=folder)
+        stdout, why = done.stdout, f"the import ended the process (exit status {done.returncode}) / 导入时进程退出"
+    except subprocess.TimeoutExpired as exc:
+        stdout = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        why = f"importing it did not finish within {timeout_s:g} s / 导入超时"
+    finished, current = {}, None
+    for line in stdout.splitlines():
+        try:
+            said = json.loads(line)
+        except ValueError:
+            continue  # the module's own prints
+        if not isinstance(said, dict):
+            continue
+        if said.get("start") in names:
+            current = f"{said['start']}.py"
+        elif said.get("done") in names:
+            finished[f"{said['done']}.py"] = said.get("error")
+            current = None
+    return finished, current, why
+
+
+def syntax_error(module: str, source: bytes) -> str | None:
+    """What a syntax error in the module says, with its line ("None" when it compiles)."""
+    try:
+        compile(source, module, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        line = (exc.text or "").strip()
+        return f"SyntaxError: {exc.msg} (line {exc.lineno}{': ' + line if line else ''}) / 语法错误（第 {exc.lineno} 行）"
+    except ValueError as exc:  # null bytes
+        return f"{type(exc).__name__}: {exc}"
+    return None
 
 
 def unfinished(modules: dict[str, bytes]) -> dict[str, list[str]]:
