@@ -46,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="run the public tests on your exercises (students)")
     check.add_argument("path", nargs="?", default="exercises", help="folder with your exercise modules (default: ./exercises)")
     check.add_argument("--exercise", action="append", metavar="NAME", help="only this exercise (repeatable)")
+    check.add_argument("-v", "--verbose", action="store_true",
+                       help="show what passing tests printed too / 也显示通过的测试的输出")
     _add_limit_options(check)
     check.set_defaults(func=cmd_check)
 
@@ -120,7 +122,7 @@ def _options(args, folders: tuple[str, ...], exercises=None):
 
 def cmd_check(args) -> int:
     from grader import catalog
-    from grader.display import check_table
+    from grader.display import check_table, use_color
     from grader.host.lifecycle import stop_on_signals
     from grader.host.runner import Engine
 
@@ -128,7 +130,8 @@ def cmd_check(args) -> int:
     if not path.exists():
         raise UsageError(f"{path} does not exist: run this where your exercises/ folder is, or give its path "
                          f"/ 找不到 {path}：请在 exercises/ 所在目录运行，或给出它的路径")
-    names = {e.name for e in catalog.use(args.course).exercises}
+    course = catalog.use(args.course)
+    names = {e.name for e in course.exercises}
     unknown = sorted(set(args.exercise or []) - names)
     if unknown:
         raise UsageError(f"unknown exercise {', '.join(unknown)}; the exercises are: {', '.join(sorted(names))}")
@@ -140,7 +143,8 @@ def cmd_check(args) -> int:
         raise UsageError(str(exc)) from None
     finally:
         engine.close()
-    print(check_table(report, str(path)))
+    print(check_table(report, str(path), totals={e.name: e.max_score for e in course.exercises},
+                      color=use_color(sys.stdout), verbose=args.verbose))
     every_check_passed = all(t["status"] == "passed" for e in report["exercises"] for t in e["tests"])
     return 0 if every_check_passed and not report.get("submission_errors") else 1
 
