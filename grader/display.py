@@ -231,7 +231,8 @@ def _failure_lines(test: dict, width: int) -> list[str]:
     if mistake:
         out += wrap(f"mistake / 已知错误: {mistake}", width, "      ", "        ")
     for paragraph in test["message"].splitlines():
-        out += wrap(paragraph, width, "      ", "        ")
+        lead = " " * (len(paragraph) - len(paragraph.lstrip()))  # a traceback's indentation is kept
+        out += wrap(paragraph, width, "      " + lead, "        " + lead)
     if test.get("hint"):
         hint = test["hint"].splitlines()
         out += wrap(hint[0], width, "      checks: ", "              ")

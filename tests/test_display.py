@@ -111,3 +111,24 @@ def test_first_run_on_the_stubs_at_80_columns():
     assert todo == {e.name for e in course.exercises} - repair
     assert len(lines) < 120, result.stdout
     assert f"The course is worth {course.max_score():g} points in all" in " ".join(line.strip() for line in lines)
+
+
+def test_an_exception_shows_the_students_own_frames(tmp_path):
+    """hvp calls a helper that raises: `grader check` shows both frames of the student's file (file, line,
+    source line), innermost last, and none of the grader's."""
+    from conftest import SOLUTIONS, make_submission
+
+    source = (SOLUTIONS / "grad.py").read_text() + (
+        "\n\ndef _helper(g):\n    return g * undefined_name\n\n\n"
+        "def hvp(f, x, v):\n    x = x.detach().clone().requires_grad_(True)\n"
+        "    (g,) = torch.autograd.grad(f(x), x, create_graph=True)\n    return _helper(g)\n")
+    folder = make_submission(tmp_path / "sub", {"grad.py": source})
+    lines = source.splitlines()
+    result = subprocess.run([sys.executable, "-m", "grader", "check", str(folder), "--exercise", "hvp"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "100"})
+    out = result.stdout
+    outer, inner = lines.index("    return _helper(g)") + 1, lines.index("    return g * undefined_name") + 1
+    expected = (f'File "exercises/grad.py", line {outer}\n          return _helper(g)\n'
+                f'        File "exercises/grad.py", line {inner}\n          return g * undefined_name')
+    assert expected in out, out
+    assert "grader/" not in out and "site-packages" not in out

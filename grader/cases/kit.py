@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable
 import torch
 
 from grader import catalog
+from grader.safetext import clean_text
 from grader.host.student_code import SESSION_DEVICE, Arg, CallResult, Fn, Graph, Leaf  # noqa: F401  (re-exported for tests)
 from grader.protocol.wire import DTYPE_NAMES, RemoteObject, RemoteTensor, tensor_bytes
 
@@ -154,7 +155,7 @@ def returned(call: CallResult, kind: type | None = None, length: int | None = No
         text = f"{exc.get('type')}: {exc.get('message', '')}"
         key = next((k for piece, k in (errors or {}).items() if piece in text), None) \
             or catalog.error_mistake(call.function, text)
-        raise Fail(f"{call.function} raised {text[:400]} / {call.function} 抛出了异常", mistake=key)
+        raise Fail(f"{call.function} raised {text[:400]} / {call.function} 抛出了异常", where_raised(exc), mistake=key)
     value = call.value
     if kind is not None and type(value) is not kind:
         raise Fail(f"{call.function} returned {describe(value)}; expected a {kind.__name__}"
@@ -164,6 +165,20 @@ def returned(call: CallResult, kind: type | None = None, length: int | None = No
         raise Fail(f"{call.function} returned {len(value)} values; expected {length} / 应返回 {length} 个值",
                    mistake="wrong_type")
     return value
+
+
+def where_raised(exception: dict) -> str:
+    """The submission's own frames of an exception, as Python prints a traceback (public tests only: a
+    detail)."""
+    frames = exception.get("frames")
+    if type(frames) is not list:
+        return ""
+    lines = []
+    for frame in frames:
+        if type(frame) is list and len(frame) == 3 and type(frame[0]) is str and type(frame[1]) is int:
+            source = clean_text(str(frame[2]), limit=200, one_line=True)
+            lines.append(f'  File "exercises/{frame[0]}", line {frame[1]}' + (f"\n    {source}" if source else ""))
+    return ("Traceback (your code, innermost last) / 出错位置（你的代码，最内层在最后）:\n" + "\n".join(lines)) if lines else ""
 
 
 def raised(call: CallResult, exc_type: str, match: str | None = None, mistake: str | None = None) -> None:
