@@ -176,7 +176,7 @@ def cmd_grade(args) -> int:
 
     from grader import catalog
 
-    catalog.use(args.course)  # the modules that make a submission
+    course = catalog.use(args.course)  # the modules that make a submission
     submissions = expand_submissions(args.submissions)
     missing = [s for s in submissions if not Path(s).exists()]
     if missing:
@@ -213,7 +213,8 @@ def cmd_grade(args) -> int:
         out_lock.release()
     for note in summary.notes:
         print(note, file=sys.stderr)
-    print(grading_summary(summary.outlines, len(summary.skipped), summary.seconds, str(args.out), summary.regraded))
+    print(grading_summary(summary.outlines, len(summary.skipped), summary.seconds, str(args.out), summary.regraded,
+                          public_only=course.max_score(("hidden",)) == 0))
     if summary.vanished:
         print(vanished_submissions([(v.submission, v.message) for v in summary.vanished], resume), file=sys.stderr)
         return 1

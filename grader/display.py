@@ -256,12 +256,20 @@ def _num(x: float) -> str:
     return f"{x:g}"
 
 
+PUBLIC_ONLY = ("this course file has no hidden tests (a student's copy): these scores come from the public tests "
+               "only and are not the grade / 此课程文件没有隐藏测试（学生版）：以上分数只来自公开测试，不是成绩")
+
+
 def grading_summary(reports: list[dict], skipped: int, seconds: float, out_dir: str,
-                    regraded: dict[str, str] | None = None) -> str:
+                    regraded: dict[str, str] | None = None, public_only: bool = False) -> str:
     """After `grader grade`: count, mean score, what --resume regraded and why, and where submissions
-    lost points, by exercise."""
+    lost points, by exercise. `public_only`: the course has no hidden tests (the student bundle), said
+    first and last, so that no one reads these scores as the grade."""
     if not reports:
         return "no submissions graded"
+    if public_only:
+        text = grading_summary(reports, skipped, seconds, out_dir, regraded)
+        return f"{PUBLIC_ONLY}\n{text}\n{PUBLIC_ONLY}"
     n = len(reports)
     mean = sum(r["score"] for r in reports) / n
     max_score = reports[0]["max_score"]

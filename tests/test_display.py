@@ -132,3 +132,15 @@ def test_an_exception_shows_the_students_own_frames(tmp_path):
                 f'        File "exercises/grad.py", line {inner}\n          return g * undefined_name')
     assert expected in out, out
     assert "grader/" not in out and "site-packages" not in out
+
+
+def test_messages_have_their_grammar_and_a_public_only_grade_says_it_is_not_the_grade():
+    from grader.display import PUBLIC_ONLY, grading_summary
+    from grader.exports.submit import still_raises
+
+    assert still_raises(["hvp"]) == "hvp still raises NotImplementedError: it scores 0"
+    assert still_raises(["hvp", "gd_fit"]) == "hvp, gd_fit still raise NotImplementedError: they score 0"
+    report = {"submission": "s", "score": 20, "max_score": 20, "exercises": []}
+    summary = grading_summary([report], 0, 1.0, "out", public_only=True).splitlines()
+    assert summary[0] == summary[-1] == PUBLIC_ONLY and "not the grade" in PUBLIC_ONLY and "不是成绩" in PUBLIC_ONLY
+    assert PUBLIC_ONLY not in grading_summary([report], 0, 1.0, "out")

@@ -11,8 +11,8 @@ def test_grads_per_step_lecture(student):
     w = 1，xs = [2, 3]：dy/dw = 2w + x + 1，依次为 5 和 6，因为每一步之后都清零了梯度（w.grad.zero_()）。"""
     w, xs = torch.tensor([1.0]), [torch.tensor([2.0]), torch.tensor([3.0])]
     call = student.call("grads_per_step", w, xs)
-    close(result_tensor(call, returned(call), "the stacked gradients", like=w, shape=(2, 1)),
-          torch.tensor([[5.0], [6.0]]), "the stacked gradients")
+    close(result_tensor(call, returned(call), "the stack of gradients", like=w, shape=(2, 1)),
+          torch.tensor([[5.0], [6.0]]), "the stack of gradients")
     unchanged(call, "w", "xs")
 
 
