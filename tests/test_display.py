@@ -144,3 +144,15 @@ def test_messages_have_their_grammar_and_a_public_only_grade_says_it_is_not_the_
     summary = grading_summary([report], 0, 1.0, "out", public_only=True).splitlines()
     assert summary[0] == summary[-1] == PUBLIC_ONLY and "not the grade" in PUBLIC_ONLY and "不是成绩" in PUBLIC_ONLY
     assert PUBLIC_ONLY not in grading_summary([report], 0, 1.0, "out")
+
+
+def test_a_docstring_row_that_differs_only_by_printed_lines_says_so(tmp_path):
+    from conftest import SOLUTIONS, make_submission
+
+    source = (SOLUTIONS / "grad.py").read_text().replace(
+        "def hvp(f, x: Tensor, v: Tensor) -> Tensor:\n", "def hvp(f, x: Tensor, v: Tensor) -> Tensor:\n    print('debug')\n")
+    assert "print('debug')" in source
+    folder = make_submission(tmp_path / "sub", {"grad.py": source})
+    result = subprocess.run([sys.executable, "-m", "grader", "check", str(folder), "--exercise", "hvp"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"})
+    assert "only the printed output differs" in result.stdout and "x test_hvp_small" not in result.stdout, result.stdout

@@ -320,11 +320,22 @@ def docstring_examples(student, name: str) -> None:
             raise Fail(f"the docstring example ({line}) raised / 文档字符串示例（{line}）抛出了异常:\n{shown}\n"
                        f"{text[:400]}", mistake=catalog.error_mistake(name, text))
         if type(got) is not str or not checker.check_output(example["want"], got, 0):
+            if type(got) is str and printed_first(checker, example["want"], got):
+                raise Fail(f"the docstring example ({line}) shows what it should, after lines your code printed: only "
+                           f"the printed output differs (remove the print() calls) / 文档字符串示例（{line}）的结果正确，"
+                           f"只是前面多了你的代码打印的内容（请删除 print() 调用）:\n{shown}",
+                           f"expected:\n{example['want']}got:\n{got}")
             raise Fail(f"the docstring example ({line}) gives something else / 文档字符串示例（{line}）的结果不同:"
                        f"\n{shown}",
                        f"expected:\n{example['want']}got:\n{got}")
     if len(printed) < len(wanted):
         raise Fail("the docstring examples did not all run / 文档字符串示例没有全部运行")
+
+
+def printed_first(checker, want: str, got: str) -> bool:
+    """`got` is what the example shows, preceded by lines the code printed."""
+    lines = got.splitlines(keepends=True)
+    return any(checker.check_output(want, "".join(lines[i:]), 0) for i in range(1, len(lines)))
 
 
 # ----------------------------------------------------------------------------- arguments after the call
