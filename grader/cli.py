@@ -48,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--exercise", action="append", metavar="NAME", help="only this exercise (repeatable)")
     check.add_argument("--watch", action="store_true",
                        help="stay on: check again each time you save a module (Ctrl-C to stop)")
+    check.add_argument("-v", "--verbose", action="store_true",
+                       help="show what passing tests printed too / 也显示通过的测试的输出")
     _add_limit_options(check)
     check.set_defaults(func=cmd_check)
 
@@ -128,14 +130,15 @@ def cmd_check(args) -> int:
     if not path.exists():
         raise UsageError(f"{path} does not exist: run this where your exercises/ folder is, or give its path "
                          f"/ 找不到 {path}：请在 exercises/ 所在目录运行，或给出它的路径")
-    unknown = catalog.use(args.course).unknown_exercises(args.exercise or [])
+    course = catalog.use(args.course)
+    unknown = course.unknown_exercises(args.exercise or [])
     if unknown:  # said before torch and pytest are imported
         raise UsageError(unknown)
     if args.watch:
         from grader.host.watch import watch
 
         return watch(path, args.exercise, _options(args, ("public",)))
-    from grader.display import check_table
+    from grader.display import check_table, use_color
     from grader.host.lifecycle import stop_on_signals
     from grader.host.runner import Engine
 
@@ -147,7 +150,8 @@ def cmd_check(args) -> int:
         raise UsageError(str(exc)) from None
     finally:
         engine.close()
-    print(check_table(report, str(path)))
+    print(check_table(report, str(path), totals={e.name: e.max_score for e in course.exercises},
+                      color=use_color(sys.stdout), verbose=args.verbose))
     return check_status(report)
 
 
@@ -184,7 +188,7 @@ def cmd_grade(args) -> int:
 
     from grader import catalog
 
-    catalog.use(args.course)  # the modules that make a submission
+    course = catalog.use(args.course)  # the modules that make a submission
     submissions = expand_submissions(args.submissions)
     missing = [s for s in submissions if not Path(s).exists()]
     if missing:
@@ -221,7 +225,8 @@ def cmd_grade(args) -> int:
         out_lock.release()
     for note in summary.notes:
         print(note, file=sys.stderr)
-    print(grading_summary(summary.outlines, len(summary.skipped), summary.seconds, str(args.out), summary.regraded))
+    print(grading_summary(summary.outlines, len(summary.skipped), summary.seconds, str(args.out), summary.regraded,
+                          public_only=course.max_score(("hidden",)) == 0))
     if summary.vanished:
         print(vanished_submissions([(v.submission, v.message) for v in summary.vanished], resume), file=sys.stderr)
         return 1

@@ -7,7 +7,7 @@ character takes two columns) and fit the terminal (COLUMNS, else its size).
 
 from __future__ import annotations
 
-import re
+import os
 import shutil
 import unicodedata
 
@@ -27,30 +27,79 @@ def pad(text: str, width: int) -> str:
     return text + " " * max(0, width - display_width(text))
 
 
-_TOKENS = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\u3000-\u303f]|[^\s\u2e80-\u9fff\uff00-\uffef\u3000-\u303f]+|\s+")
+# Chinese line breaking: no line starts with a closing mark nor ends with an opening one, and a line
+# breaks at a space, after a punctuation mark or where the script changes before it cuts a run of
+# Chinese characters (only a run longer than a whole line is cut).
+CLOSING = frozenset("。，、；：？！）」』》〉】〕”’…%)]}:;,.!?")
+OPENING = frozenset("（「『《〈【〔“‘")
+
+
+def _wide(ch: str) -> bool:
+    return unicodedata.east_asian_width(ch) in "WF"
+
+
+def _tokens(text: str) -> list[tuple[str, bool]]:
+    """(piece, a space before it): the pieces between which a line may break."""
+    pieces: list[tuple[str, bool]] = []
+    current, spaced, previous = "", False, ""
+    for ch in text:
+        if ch.isspace():
+            if current:
+                pieces.append((current, spaced))
+                current = ""
+            spaced = True
+            continue
+        breaks = bool(current) and ch not in CLOSING and previous not in OPENING and (
+            previous in CLOSING and _wide(previous) or _wide(ch) != _wide(previous) or ch in OPENING)
+        if breaks:
+            pieces.append((current, spaced))
+            current, spaced = "", False
+        current += ch
+        previous = ch
+    if current:
+        pieces.append((current, spaced))
+    return pieces
+
+
+def _cut(piece: str, room: int) -> int:
+    """Where to cut a piece too long for a line: as much as fits in `room`, never leaving a closing mark
+    to start the next line; at least one character."""
+    cut = 0
+    while cut < len(piece) and display_width(piece[: cut + 1]) <= room:
+        cut += 1
+    while 1 < cut < len(piece) and (piece[cut] in CLOSING or piece[cut - 1] in OPENING):
+        cut -= 1
+    return max(cut, 1)
 
 
 def wrap(text: str, width: int, indent: str = "", subsequent: str | None = None) -> list[str]:
-    """Greedy wrapping by display width: breaks at spaces, and between Chinese characters."""
+    """Greedy wrapping by display width (see CLOSING and OPENING for the rules of Chinese)."""
     subsequent = indent if subsequent is None else subsequent
     lines, line, prefix = [], "", indent
-    for token in _TOKENS.findall(text):
-        if token.isspace():
-            if line:
-                line += " "
+    for piece, spaced in _tokens(text):
+        joined = line + (" " if spaced and line else "") + piece
+        if display_width(prefix + joined) <= width:
+            line = joined
             continue
-        while display_width(prefix + line + token) > width and (line or display_width(prefix + token) > width):
-            if line:
+        if line and display_width(subsequent + piece) <= width:
+            lines.append(prefix + line)
+            line, prefix = piece, subsequent
+            continue
+        line = line + (" " if spaced and line else "")  # longer than a line: fill this one, then go on
+        while display_width(prefix + line + piece) > width:
+            room = width - display_width(prefix + line)
+            if room < 2 and line:
                 lines.append(prefix + line.rstrip())
                 line, prefix = "", subsequent
                 continue
-            room = max(1, width - display_width(prefix))  # a single token longer than a line: cut it
-            cut = 0
-            while cut < len(token) and display_width(token[: cut + 1]) <= room:
-                cut += 1
-            lines.append(prefix + token[: max(cut, 1)])
-            token, prefix = token[max(cut, 1):], subsequent
-        line += token
+            cut = _cut(piece, max(1, room))
+            if line.strip() and (piece[cut - 1] in OPENING or piece[cut:cut + 1] in CLOSING):
+                lines.append(prefix + line.rstrip())
+                line, prefix = "", subsequent
+                continue
+            lines.append(prefix + line + piece[:cut])
+            line, piece, prefix = "", piece[cut:], subsequent
+        line += piece
     if line or not lines:
         lines.append(prefix + line.rstrip())
     return lines
@@ -61,57 +110,145 @@ def terminal_width() -> int:
     return max(64, shutil.get_terminal_size((80, 24)).columns)
 
 
-def check_table(report: dict, path: str, width: int | None = None) -> str:
-    """The result of `grader check`: a line per exercise, a line for its docstring's examples, and under
-    a failure what went wrong and a hint."""
-    width = width or terminal_width()
-    columns = (16, 26, 8)  # module, exercise, checks; then the result, 12 at most: 64 columns
-    lines = [
-        f"autograd-lab check: {path}",
-        *wrap("Public tests only; hidden tests with other inputs run when your work is graded.", width),
-        *wrap("只运行公开测试；评分时还会用其他输入运行隐藏测试。", width),
-        "",
-        "  " + "".join(pad(h, w) for h, w in zip(("module", "exercise", "checks"), columns)) + "result",
-        "  " + "".join("-" * (w - 1) + " " for w in columns) + "-" * 12,
-    ]
+def use_color(stream) -> bool:
+    """Colour for a terminal that shows it: never with NO_COLOR set (https://no-color.org), TERM=dumb,
+    or output that is not a terminal."""
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+VERDICT = {"passed": ("PASS 通过", "32"), "failed": ("FAIL 未通过", "31"), "todo": ("TODO 未开始", "33")}
+COLUMNS = (28, 6, 9, 8)  # exercise, tests, examples, points; then the verdict, 11 at most: 64 columns
+LONG_DETAILS = 30  # lines of details after which the table is shown again at the end
+
+
+def _is_example(test: dict) -> bool:
+    return test["name"].split("[")[0].endswith(DOCSTRING_SUFFIX)
+
+
+def _not_started(tests: list[dict]) -> bool:
+    """Every check failed on NotImplementedError: the exercise is not written yet."""
+    return bool(tests) and all(t["status"] != "passed" and str((t.get("mistake") or {}).get("id", "")).endswith(
+        ".not_implemented") for t in tests)
+
+
+def exercise_verdict(exercise: dict) -> str:
+    """One verdict per exercise, the one the summary counts: passed only when its tests and its
+    docstring examples all pass."""
+    tests = exercise["tests"]
+    if all(t["status"] == "passed" for t in tests):
+        return "passed"
+    return "todo" if _not_started(tests) else "failed"
+
+
+def _painted(verdict: str, color: bool) -> str:
+    word, code = VERDICT[verdict]
+    return f"\033[{code}m{word}\033[0m" if color else word
+
+
+def _table(report: dict, totals: dict[str, float], color: bool) -> list[str]:
+    heads = ("exercise", "tests", "examples", "points")
+    lines = ["  " + "".join(pad(h, w) for h, w in zip(heads, COLUMNS)) + "result",
+             "  " + "".join("-" * (w - 1) + " " for w in COLUMNS) + "-" * 11]
     module = None
     for exercise in report["exercises"]:
-        tests = [t for t in exercise["tests"] if not t["name"].split("[")[0].endswith(DOCSTRING_SUFFIX)]
-        examples = [t for t in exercise["tests"] if t["name"].split("[")[0].endswith(DOCSTRING_SUFFIX)]
-        shown_module = exercise["module"] if exercise["module"] != module else ""
-        module = exercise["module"]
-        for label, group, first in ((exercise["name"], tests, shown_module), ("  docstring examples", examples, "")):
-            if not group:
-                continue
-            passed = sum(1 for t in group if t["status"] == "passed")
-            worst = next((t["status"] for t in group if t["status"] != "passed"), "passed")
-            lines.append("  " + pad(first, columns[0]) + pad(label, columns[1]) + pad(f"{passed}/{len(group)}", columns[2])
-                         + STATUS_WORD[worst])
-            for test in group:
-                if test["status"] != "passed":
-                    lines += _failure_lines(test, width)
+        if exercise["module"] != module:
+            module = exercise["module"]
+            lines.append(f"  {module}")
+        tests = [t for t in exercise["tests"] if not _is_example(t)]
+        examples = [t for t in exercise["tests"] if _is_example(t)]
+        total = totals.get(exercise["name"], exercise.get("max_score", 0))
+        cells = (f"  {exercise['name']}", _count(tests), _count(examples) if examples else "-",
+                 f"{_num(exercise.get('score', 0))}/{_num(total)}")
+        lines.append("  " + "".join(pad(c, w) for c, w in zip(cells, COLUMNS)) + _painted(exercise_verdict(exercise), color))
+    return lines
+
+
+def _count(tests: list[dict]) -> str:
+    return f"{sum(1 for t in tests if t['status'] == 'passed')}/{len(tests)}"
+
+
+def check_table(report: dict, path: str, width: int | None = None, totals: dict[str, float] | None = None,
+                color: bool = False, verbose: bool = False) -> str:
+    """The result of `grader check`: the table (a line per exercise), then what went wrong in each
+    exercise that is started and does not pass, then (when that is long) the table again, then the
+    summary. `totals`: each exercise's points in the course (public and hidden tests); `verbose`:
+    passing tests' output too."""
+    width = width or terminal_width()
+    totals = totals or {}
+    table = _table(report, totals, color)
+    lines = [f"autograd-lab check: {path}",
+             *wrap("Public tests only; hidden tests with other inputs run when your work is graded.", width),
+             *wrap("只运行公开测试；评分时还会用其他输入运行隐藏测试。", width), "", *table]
+    details = []
+    for exercise in report["exercises"]:
+        details += _details(exercise, width, verbose)
     for problem in report.get("submission_errors", []):
-        lines += wrap(problem, width, "  ! ", "    ")
-    exercises_ok = sum(1 for e in report["exercises"] if all(t["status"] == "passed" for t in e["tests"]))
-    lines += [
-        "",
-        *wrap(f"{exercises_ok} of {len(report['exercises'])} exercises pass their public checks "
-              f"({_num(report['score'])}/{_num(report['max_score'])} public points).", width),
-        *wrap(f"{len(report['exercises'])} 道题中有 {exercises_ok} 道通过了公开检查"
-              f"（公开测试得分 {_num(report['score'])}/{_num(report['max_score'])}）。", width),
-    ]
+        details += wrap(problem, width, "  ! ", "    ")
+    lines += details
+    if len(details) > LONG_DETAILS:
+        lines += ["", *table]
+    lines += ["", *_summary(report, totals, width)]
     return "\n".join(lines)
 
 
+def _details(exercise: dict, width: int, verbose: bool) -> list[str]:
+    verdict = exercise_verdict(exercise)
+    shown = [t for t in exercise["tests"] if (verdict == "failed" and t["status"] != "passed")
+             or (verbose and t.get("output"))]
+    if not shown:
+        return []
+    out = ["", *wrap(f"{exercise['name']} ({exercise['module']}): {VERDICT[verdict][0]}", width)]
+    for test in shown:
+        out += _failure_lines(test, width) if test["status"] != "passed" else [f"  v {test['name']}: passed / 通过"]
+        out += _output_lines(test, width)
+    return out
+
+
+def _summary(report: dict, totals: dict[str, float], width: int) -> list[str]:
+    verdicts = [exercise_verdict(e) for e in report["exercises"]]
+    n, passed, todo = len(verdicts), verdicts.count("passed"), verdicts.count("todo")
+    course_points = sum(totals.values()) if totals else report["max_score"]
+    score, public = _num(report["score"]), _num(report["max_score"])
+    todo_en = f"; {todo} not started yet (TODO: still raises NotImplementedError)" if todo else ""
+    todo_zh = f"；{todo} 道尚未开始（TODO：仍抛出 NotImplementedError）" if todo else ""
+    return [
+        *wrap(f"{passed} of {n} exercises pass every public check, its tests and its docstring examples"
+              f"{todo_en}.", width),
+        *wrap(f"{n} 道题中有 {passed} 道通过了全部公开检查（公开测试和文档字符串示例）{todo_zh}。", width),
+        *wrap(f"Public tests gave {score} of their {public} points; points: an exercise's public points "
+              f"out of its total. The course is worth {_num(course_points)} points in all; docstring "
+              "examples are worth none; hidden tests give the rest when your work is graded.", width),
+        *wrap(f"公开测试得分 {score}/{public}；points 一栏是每道题的公开测试得分与该题总分。整门作业共 "
+              f"{_num(course_points)} 分；文档字符串示例不计分；其余分数由评分时的隐藏测试给出。", width),
+    ]
+
+
 def _failure_lines(test: dict, width: int) -> list[str]:
-    out = [f"      x {test['name']}: {test['status']}"]
+    mistake = (test.get("mistake") or {}).get("id")
+    out = wrap(f"x {test['name']}: {test['status']}", width, "  ", "      ")
+    if mistake:
+        out += wrap(f"mistake / 已知错误: {mistake}", width, "      ", "        ")
     for paragraph in test["message"].splitlines():
-        out += wrap(paragraph, width, "        ", "          ")
+        lead = " " * (len(paragraph) - len(paragraph.lstrip()))  # a traceback's indentation is kept
+        out += wrap(paragraph, width, "      " + lead, "        " + lead)
     if test.get("hint"):
         hint = test["hint"].splitlines()
-        out += wrap(hint[0], width, "        checks: ", "                ")
+        out += wrap(hint[0], width, "      checks: ", "              ")
         for line in hint[1:]:
-            out += wrap(line, width, "                ")
+            out += wrap(line, width, "              ")
+    return out
+
+
+def _output_lines(test: dict, width: int) -> list[str]:
+    """What the student's code printed or warned during the test (public tests of `grader check` only)."""
+    text = test.get("output") or ""
+    if not text:
+        return []
+    out = ["      your code printed / 你的代码输出了:"]
+    for line in text.splitlines():
+        out += wrap(line, width, "      | ", "      | ")
     return out
 
 
@@ -119,12 +256,20 @@ def _num(x: float) -> str:
     return f"{x:g}"
 
 
+PUBLIC_ONLY = ("this course file has no hidden tests (a student's copy): these scores come from the public tests "
+               "only and are not the grade / 此课程文件没有隐藏测试（学生版）：以上分数只来自公开测试，不是成绩")
+
+
 def grading_summary(reports: list[dict], skipped: int, seconds: float, out_dir: str,
-                    regraded: dict[str, str] | None = None) -> str:
+                    regraded: dict[str, str] | None = None, public_only: bool = False) -> str:
     """After `grader grade`: count, mean score, what --resume regraded and why, and where submissions
-    lost points, by exercise."""
+    lost points, by exercise. `public_only`: the course has no hidden tests (the student bundle), said
+    first and last, so that no one reads these scores as the grade."""
     if not reports:
         return "no submissions graded"
+    if public_only:
+        text = grading_summary(reports, skipped, seconds, out_dir, regraded)
+        return f"{PUBLIC_ONLY}\n{text}\n{PUBLIC_ONLY}"
     n = len(reports)
     mean = sum(r["score"] for r in reports) / n
     max_score = reports[0]["max_score"]

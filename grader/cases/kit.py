@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable
 import torch
 
 from grader import catalog
+from grader.safetext import clean_text
 from grader.host.student_code import CallResult
 from grader.protocol.markers import SESSION_DEVICE, Arg, Fn, Graph, Leaf  # noqa: F401  (re-exported for tests)
 from grader.protocol.wire import DTYPE_NAMES, RemoteObject, RemoteTensor, tensor_bytes
@@ -155,7 +156,7 @@ def returned(call: CallResult, kind: type | None = None, length: int | None = No
         text = f"{exc.get('type')}: {exc.get('message', '')}"
         key = next((k for piece, k in (errors or {}).items() if piece in text), None) \
             or catalog.error_mistake(call.function, text)
-        raise Fail(f"{call.function} raised {text[:400]} / {call.function} 抛出了异常", mistake=key)
+        raise Fail(f"{call.function} raised {text[:400]} / {call.function} 抛出了异常", where_raised(exc), mistake=key)
     value = call.value
     if kind is not None and type(value) is not kind:
         raise Fail(f"{call.function} returned {describe(value)}; expected a {kind.__name__}"
@@ -165,6 +166,20 @@ def returned(call: CallResult, kind: type | None = None, length: int | None = No
         raise Fail(f"{call.function} returned {len(value)} values; expected {length} / 应返回 {length} 个值",
                    mistake="wrong_type")
     return value
+
+
+def where_raised(exception: dict) -> str:
+    """The submission's own frames of an exception, as Python prints a traceback (public tests only: a
+    detail)."""
+    frames = exception.get("frames")
+    if type(frames) is not list:
+        return ""
+    lines = []
+    for frame in frames:
+        if type(frame) is list and len(frame) == 3 and type(frame[0]) is str and type(frame[1]) is int:
+            source = clean_text(str(frame[2]), limit=200, one_line=True)
+            lines.append(f'  File "exercises/{frame[0]}", line {frame[1]}' + (f"\n    {source}" if source else ""))
+    return ("Traceback (your code, innermost last) / 出错位置（你的代码，最内层在最后）:\n" + "\n".join(lines)) if lines else ""
 
 
 def raised(call: CallResult, exc_type: str, match: str | None = None, mistake: str | None = None) -> None:
@@ -306,11 +321,22 @@ def docstring_examples(student, name: str) -> None:
             raise Fail(f"the docstring example ({line}) raised / 文档字符串示例（{line}）抛出了异常:\n{shown}\n"
                        f"{text[:400]}", mistake=catalog.error_mistake(name, text))
         if type(got) is not str or not checker.check_output(example["want"], got, 0):
+            if type(got) is str and printed_first(checker, example["want"], got):
+                raise Fail(f"the docstring example ({line}) shows what it should, after lines your code printed: only "
+                           f"the printed output differs (remove the print() calls) / 文档字符串示例（{line}）的结果正确，"
+                           f"只是前面多了你的代码打印的内容（请删除 print() 调用）:\n{shown}",
+                           f"expected:\n{example['want']}got:\n{got}")
             raise Fail(f"the docstring example ({line}) gives something else / 文档字符串示例（{line}）的结果不同:"
                        f"\n{shown}",
                        f"expected:\n{example['want']}got:\n{got}")
     if len(printed) < len(wanted):
         raise Fail("the docstring examples did not all run / 文档字符串示例没有全部运行")
+
+
+def printed_first(checker, want: str, got: str) -> bool:
+    """`got` is what the example shows, preceded by lines the code printed."""
+    lines = got.splitlines(keepends=True)
+    return any(checker.check_output(want, "".join(lines[i:]), 0) for i in range(1, len(lines)))
 
 
 # ----------------------------------------------------------------------------- arguments after the call

@@ -51,6 +51,13 @@ EXERCISES = "exercises"
 '''
 
 
+def still_raises(names: list[str]) -> str:
+    """"f still raises NotImplementedError: it scores 0", in the grammar of one name or several."""
+    if len(names) == 1:
+        return f"{names[0]} still raises NotImplementedError: it scores 0"
+    return f"{', '.join(names)} still raise NotImplementedError: they score 0"
+
+
 def register(commands, exports) -> None:
     p = commands.add_parser("submit", help="make the zip you hand in (students): exercises/ and a root file for otter")
     p.add_argument("path", nargs="?", default="exercises",
@@ -78,8 +85,8 @@ def cmd_submit(args) -> int:
         return 1
     out = write_submission(sub.files, args.out)
     for module, names in unfinished(sub.files).items():
-        print(f"warning / 警告: {module}: {', '.join(names)} still raise NotImplementedError: they score 0 "
-              f"/ 仍抛出 NotImplementedError，得 0 分", file=sys.stderr)
+        print(f"warning / 警告: {module}: {still_raises(names)} / {'、'.join(names)} 仍抛出 NotImplementedError，得 0 分",
+              file=sys.stderr)
     print(f"wrote {out}: {', '.join('exercises/' + m for m in sorted(sub.files))} and {ROOT_FILE}")
     print(f"Hand in this one file. / 请提交这一个文件：{out}")
     return 0

@@ -204,4 +204,5 @@ def _hint(doc: str) -> str:
 
 
 def _has_cjk(text: str) -> bool:
-    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+    """Chinese characters or full-width punctuation (a Chinese line may open with a formula and a "，")."""
+    return any("\u4e00" <= ch <= "\u9fff" or "\u3000" <= ch <= "\u303f" or "\uff00" <= ch <= "\uffef" for ch in text)

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from grader import catalog as catalog_module
-from grader.display import check_table
+from grader.display import check_table, use_color
 from grader.host import lifecycle
 from grader.host.warm import WarmChecker
 
@@ -36,12 +36,13 @@ def watch(folder: Path, exercises: list[str] | None, options) -> int:
     try:
         with lifecycle.stop_on_signals():
             changes = module_changes(folder, course.modules)  # from the contents the first check reads
-            _show(checker.check(exercises=sorted(asked), folder=folder), folder)
+            totals = {e.name: e.max_score for e in course.exercises}
+            _show(checker.check(exercises=sorted(asked), folder=folder), folder, totals)
             for changed in changes:
                 todo = sorted(asked & {n for m in changed for n in course.exercises_in(m)})
                 if todo:
                     print(f"\n--- saved {', '.join(changed)}: checking / 已保存，正在检查 ---", flush=True)
-                    _show(checker.check(exercises=todo, folder=folder), folder)
+                    _show(checker.check(exercises=todo, folder=folder), folder, totals)
     except KeyboardInterrupt:
         print(f"\n{STOPPED}", file=sys.stderr)
         return 0
@@ -50,8 +51,8 @@ def watch(folder: Path, exercises: list[str] | None, options) -> int:
     return 0
 
 
-def _show(report: dict, folder: Path) -> None:
-    print(check_table(report, str(folder)))
+def _show(report: dict, folder: Path, totals: dict[str, float]) -> None:
+    print(check_table(report, str(folder), totals=totals, color=use_color(sys.stdout)))
     print(WATCHING.format(path=folder), flush=True)
 
 

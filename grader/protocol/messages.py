@@ -97,6 +97,7 @@ Request = Union[LoadRequest, ImportRequest, CallRequest, PingRequest, ExitReques
 class ExceptionRecord(TypedDict, total=False):
     type: str  # the exception's class name
     message: str  # str(exception), cut to a maximum length
+    frames: list  # [file, line, source line] of each frame in the submission's own modules, innermost last
     traceback: str  # import errors only: the last lines, no source of the grader's
 
 

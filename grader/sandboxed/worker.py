@@ -18,6 +18,7 @@ import os
 import sys
 import time
 import traceback
+import types
 from typing import Any
 
 import torch
@@ -383,12 +384,18 @@ class Worker:
             if probe is not None:
                 value, failure = probe(step, relied, found[1], args, frozen)
             else:
-                value, failure = step(found[1], args, kwargs, relied)
+                value, failure = step(found[1], args, kwargs, relied, describe=self.describe_with_frames)
             if failure is None and synchronize is not None:
                 _, failure = step(synchronize, (), None, relied)
         elapsed = perf_counter() - start
         return reply(guarded, failure, found, lambda: self._returned(value if failure is None else None, failure,
                                                                      args, elapsed, versions_before, calls))
+
+    def describe_with_frames(self, exc: BaseException, _describe=guard.describe) -> dict:
+        """An exception of a call as plain data, with the frames of the submission's own modules."""
+        record = _describe(exc)
+        record["frames"] = student_frames(exc, self.workdir, self.sources)
+        return record
 
     @staticmethod
     def _reply(guarded: tuple, failure, found, reply) -> tuple:
@@ -515,6 +522,39 @@ def reap_children() -> None:
             pass
     except ChildProcessError:
         pass
+
+
+MAX_FRAMES = 8
+
+
+def student_frames(exc: BaseException, workdir: str, sources: dict[str, bytes]) -> list[list]:
+    """[file name, line, source line] for each frame of the traceback in one of the submission's own
+    files, innermost last, at most MAX_FRAMES; the source line is read from the worker's copy of the
+    file (never from linecache, which the student's code can fill). Reads traceback objects only: no
+    student code runs."""
+    try:
+        return _frames(_TRACEBACK_OF(exc), workdir, sources)[-MAX_FRAMES:]
+    except BaseException:  # noqa: BLE001  (whatever the exception is made of, the call's record stands)
+        return []
+
+
+_TRACEBACK_OF = BaseException.__dict__["__traceback__"].__get__  # never the exception's own __getattribute__
+_TRACEBACK_TYPE = types.TracebackType
+
+
+def _frames(tb, workdir: str, sources: dict[str, bytes], _type=type, _str=str, _int=int) -> list[list]:
+    frames = []
+    while _type(tb) is _TRACEBACK_TYPE:
+        code = tb.tb_frame.f_code
+        filename, line = code.co_filename, tb.tb_lineno
+        if _type(filename) is _str and _type(line) is _int and os.path.dirname(filename) == workdir:
+            name = os.path.basename(filename)
+            if name in sources:
+                lines = sources[name].decode("utf-8", "replace").splitlines()
+                text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+                frames.append([name, line, text[:200]])
+        tb = tb.tb_next
+    return frames
 
 
 def _short_traceback(exc: BaseException) -> str:

@@ -11,8 +11,8 @@ def test_grads_per_step_lecture(student):
     w = 1，xs = [2, 3]：dy/dw = 2w + x + 1，依次为 5 和 6，因为每一步之后都清零了梯度（w.grad.zero_()）。"""
     w, xs = torch.tensor([1.0]), [torch.tensor([2.0]), torch.tensor([3.0])]
     call = student.call("grads_per_step", w, xs)
-    close(result_tensor(call, returned(call), "the stacked gradients", like=w, shape=(2, 1)),
-          torch.tensor([[5.0], [6.0]]), "the stacked gradients")
+    close(result_tensor(call, returned(call), "the stack of gradients", like=w, shape=(2, 1)),
+          torch.tensor([[5.0], [6.0]]), "the stack of gradients")
     unchanged(call, "w", "xs")
 
 
@@ -23,7 +23,9 @@ def test_accumulate_microbatches_small(student):
     由 2 行和 1 行两个 micro-batch 累加而成，每个损失都除以 N = 3（而不是它自己的行数）。"""
     w, X, Y = torch.tensor([1.0]), torch.tensor([[1.0], [2.0], [3.0]]), torch.zeros(3)
     call = student.call("accumulate_microbatches", w, X, Y, 2)
-    close(result_tensor(call, returned(call), "the gradient", like=w), torch.tensor([28.0 / 3]), "the gradient")
+    # each micro-batch's own mean: 5 + 18 = 23; that sum divided by the 2 steps: 11.5
+    close(result_tensor(call, returned(call), "the gradient", like=w), torch.tensor([28.0 / 3]), "the gradient",
+          mistakes={"batch_mean": torch.tensor([23.0]), "per_step_scaled": torch.tensor([11.5])})
     unchanged(call, "w", "X", "Y")
 
 
@@ -32,7 +34,9 @@ def test_gd_fit_small(student):
     X = [[1]]，Y = [2]，w0 = [0]，lr = 0.1，2 步：梯度 2 (w - 2)，w 依次为 0.4 和 0.72。"""
     X, Y, w0 = torch.tensor([[1.0]]), torch.tensor([2.0]), torch.tensor([0.0])
     call = student.call("gd_fit", X, Y, w0, 0.1, 2)
-    close(result_tensor(call, returned(call), "the fitted w", like=w0), torch.tensor([0.72]), "the fitted w")
+    # not zeroed: the second step uses -4 + 2 (0.4 - 2) = -7.2, so w = 0.4 + 0.72 = 1.12
+    close(result_tensor(call, returned(call), "the fitted w", like=w0), torch.tensor([0.72]), "the fitted w",
+          mistakes={"not_zeroed": torch.tensor([1.12])})
     unchanged(call, "X", "Y", "w0")
 
 
@@ -69,7 +73,9 @@ def test_accumulate_microbatches_float64(student):
     float64 下的小例子：梯度也是 float64，与 w 的 dtype 相同。"""
     w, X, Y = (torch.tensor(v, dtype=torch.float64) for v in ([1.0], [[1.0], [2.0], [3.0]], [0.0, 0.0, 0.0]))
     call = student.call("accumulate_microbatches", w, X, Y, 2)
-    close(result_tensor(call, returned(call), "the gradient", like=w), torch.tensor([28.0 / 3]), "the gradient")
+    # each micro-batch's own mean: 5 + 18 = 23; that sum divided by the 2 steps: 11.5
+    close(result_tensor(call, returned(call), "the gradient", like=w), torch.tensor([28.0 / 3]), "the gradient",
+          mistakes={"batch_mean": torch.tensor([23.0]), "per_step_scaled": torch.tensor([11.5])})
 
 
 def test_gd_fit_returns_a_copy(student):

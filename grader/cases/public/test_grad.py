@@ -2,7 +2,8 @@
 
 import torch
 
-from grader.cases.kit import Fn, close, docstring_examples, raised, result_tensor, returned, unchanged
+from grader.cases.kit import (Fail, Fn, autograd_calls, close, docstring_examples, no_shortcuts, raised, result_tensor,
+                             returned, unchanged)
 
 
 def test_partial_grads_lecture(student):
@@ -29,22 +30,37 @@ def test_nth_derivative_lecture(student):
 
 
 def test_hvp_small(student):
-    """f(x) = sum(x ** 3) has Hessian diag(6x); at x = [1, 2] with v = [1, 1], H @ v = [6, 12].
-    f(x) = sum(x ** 3) 的 Hessian 为 diag(6x)；x = [1, 2]，v = [1, 1] 时 H @ v = [6, 12]。"""
-    x, v = torch.tensor([1.0, 2.0]), torch.tensor([1.0, 1.0])
+    """f(x) = sum(x ** 3) has Hessian diag(6x); at x = [1, 2] with v = [1, -1], H @ v = [6, -12]
+    (the Hessian times a vector of ones, [6, 12], would ignore v).
+    f(x) = sum(x ** 3) 的 Hessian 为 diag(6x)；x = [1, 2]，v = [1, -1] 时 H @ v = [6, -12]
+    （[6, 12] 是 Hessian 乘以全 1 向量，忽略了 v）。"""
+    x, v = torch.tensor([1.0, 2.0]), torch.tensor([1.0, -1.0])
     call = student.call("hvp", Fn("sum_cubes"), x, v)
-    close(result_tensor(call, returned(call), "H @ v", like=x), torch.tensor([6.0, 12.0]), "H @ v")
+    close(result_tensor(call, returned(call), "H @ v", like=x), torch.tensor([6.0, -12.0]), "H @ v",
+          mistakes={"hvp_of_sum": torch.tensor([6.0, 12.0])})
     unchanged(call, "f", "x", "v")
+    _by_hand(call, "compute the Hessian-vector product by double backward", 2, "single_pass")
+
+
+def _by_hand(call, what: str, passes: int, mistake: str) -> None:
+    """The route grading enforces, checked here too: no torch.func or torch.autograd.functional, and at
+    least `passes` calls of torch.autograd.grad or backward."""
+    no_shortcuts(call, what)
+    if autograd_calls(call) < passes:
+        raise Fail(f"torch.autograd.grad or backward ran fewer than {passes} times: {what} / "
+                   f"torch.autograd.grad 或 backward 调用少于 {passes} 次", mistake=mistake)
 
 
 def test_jacobian_rows_small(student):
     """f(x) = [2 x0, x2 ** 2] at x = [1, 2, 3]: the Jacobian is [[2, 0, 0], [0, 0, 6]], one row per output.
-    f(x) = [2 x0, x2 ** 2]，x = [1, 2, 3]：雅可比矩阵为 [[2, 0, 0], [0, 0, 6]]，每个输出一行。"""
+    One backward pass per row, without torch.func.
+    f(x) = [2 x0, x2 ** 2]，x = [1, 2, 3]：雅可比矩阵为 [[2, 0, 0], [0, 0, 6]]，每个输出一行，每行一次反向传播，不用 torch.func。"""
     x = torch.tensor([1.0, 2.0, 3.0])
     call = student.call("jacobian_rows", Fn("ends"), x)
     want = torch.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 6.0]])
     close(result_tensor(call, returned(call), "the Jacobian", like=x, shape=(2, 3)), want, "the Jacobian")
     unchanged(call, "f", "x")
+    _by_hand(call, "build the Jacobian one row at a time", 2, "one_pass")
 
 
 def test_partial_grads_docstring(student):

@@ -20,7 +20,9 @@ def test_graph_node_counts_lecture(student):
 def test_make_leaf_lecture(student):
     """make_leaf returns a new leaf that requires grad, with the same values, dtype and device, sharing
     no storage with t; t itself is not changed.
-    make_leaf 返回一个新的、requires_grad=True 的叶子张量，数值、dtype、设备与 t 相同，且不与 t 共享存储；t 本身不变。"""
+    With dtype=torch.float64 it is still a leaf: convert first, then requires_grad_.
+    make_leaf 返回一个新的、requires_grad=True 的叶子张量，数值、dtype、设备与 t 相同，且不与 t 共享存储；t 本身不变。
+    指定 dtype=torch.float64 时结果仍是叶子张量：先转换，再 requires_grad_。"""
     t = torch.tensor([1.0, 2.0])
     call = student.call("make_leaf", t)
     leaf = tensor(returned(call), "the leaf", shape=(2,), dtype=torch.float32, device=call.device, detached=False)
@@ -31,6 +33,13 @@ def test_make_leaf_lecture(student):
         raise Fail("the result shares storage with t: make a copy (clone) / 结果与 t 共享存储：请复制（clone）")
     close(leaf, t, "the leaf")
     unchanged(call, "t")
+    # the conversion the docstring warns about: requires_grad_ before .to(dtype) makes a non-leaf
+    call = student.call("make_leaf", t, dtype=torch.float64)
+    leaf = tensor(returned(call), "the leaf", shape=(2,), dtype=torch.float64, device=call.device, detached=False)
+    if not leaf.is_leaf:
+        raise Fail("make_leaf(t, dtype=torch.float64) is not a leaf / make_leaf(t, dtype=torch.float64) 不是叶子张量",
+                   mistake="not_a_leaf")
+    close(leaf, t.double(), "the leaf")
 
 
 def test_intermediate_grads_small(student):
@@ -46,8 +55,15 @@ def test_intermediate_grads_small(student):
     expected = {"z": [[1.0, 0.0]], "a": [[1.0, -1.0]], "w": [[1.0, 0.0], [2.0, 0.0]], "b": [1.0, 0.0]}
     for key, want in expected.items():
         want = torch.tensor(want)
+        _retained(grads, key)
         close(result_tensor(call, grads.get(key), f"grads[{key!r}]", like=want), want, f"grads[{key!r}]")
     unchanged(call, "x", "w", "b")
+
+
+def _retained(grads: dict, key: str) -> None:
+    """z and a are not leaves: their .grad is None unless retain_grad() was called before backward."""
+    if key in ("z", "a") and grads.get(key) is None:
+        raise Fail(f"grads[{key!r}] is None / grads[{key!r}] 是 None", mistake="no_retain_grad")
 
 
 def test_dynamic_doubling_lecture(student):
@@ -97,4 +113,5 @@ def test_intermediate_grads_float64(student):
     expected = {"z": [[1.0, 0.0]], "a": [[1.0, -1.0]], "w": [[1.0, 0.0], [2.0, 0.0]], "b": [1.0, 0.0]}
     for key, want in expected.items():
         want = torch.tensor(want, dtype=torch.float64)
+        _retained(grads, key)
         close(result_tensor(call, grads.get(key), f"grads[{key!r}]", like=want), want, f"grads[{key!r}]")
