@@ -86,14 +86,15 @@ def cmd_submit(args) -> int:
 
 IMPORT_CHECK = """
 import importlib.util, json, sys, traceback
-path, name = sys.argv[1], sys.argv[2]
+path, name, verdict = sys.argv[1], sys.argv[2], sys.argv[4]
 sys.path.insert(0, sys.argv[3])
 try:
     spec = importlib.util.spec_from_file_location(name, path)
     spec.loader.exec_module(importlib.util.module_from_spec(spec))
 except BaseException as exc:
-    print(json.dumps(traceback.format_exception_only(type(exc), exc)[-1].strip()))
-"""
+    with open(verdict, "w", encoding="utf-8") as out:
+        json.dump(traceback.format_exception_only(type(exc), exc)[-1].strip(), out)
+"""  # the verdict goes to a file of its own: the module may print anything on stdout
 
 
 def import_failures(modules: dict[str, bytes], timeout_s: float = 60.0) -> dict[str, str]:
@@ -102,23 +103,34 @@ def import_failures(modules: dict[str, bytes], timeout_s: float = 60.0) -> dict[
     import tempfile
 
     failures = {}
-    with tempfile.TemporaryDirectory(prefix="autograd-lab-submit-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="autograd-lab-submit-") as tmp, \
+            tempfile.TemporaryDirectory(prefix="autograd-lab-verdict-") as verdicts:
         for module, source in modules.items():
             (Path(tmp) / module).write_bytes(source)
         for module in modules:
+            verdict = Path(verdicts) / (module + ".json")
             try:
                 done = subprocess.run([sys.executable, "-c", IMPORT_CHECK, str(Path(tmp) / module),
-                                       module.removesuffix(".py"), tmp],
+                                       module.removesuffix(".py"), tmp, str(verdict)],
                                       capture_output=True, text=True, timeout=timeout_s, cwd=tmp)
             except subprocess.TimeoutExpired:
                 failures[module] = f"importing it did not finish within {timeout_s:g} s / 导入超时"
                 continue
-            said = done.stdout.strip().splitlines()
-            if said:
-                failures[module] = json.loads(said[-1])
+            said = read_verdict(verdict)
+            if said is not None:
+                failures[module] = said
             elif done.returncode != 0:
                 failures[module] = f"the import ended the process (exit status {done.returncode}) / 导入时进程退出"
     return failures
+
+
+def read_verdict(path: Path) -> str | None:
+    """Why the import failed, as the check wrote it; None when it wrote nothing (the import worked)."""
+    try:
+        said = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return said if isinstance(said, str) else None
 
 
 def unfinished(modules: dict[str, bytes]) -> dict[str, list[str]]:
