@@ -327,3 +327,12 @@ def vanished_submissions(vanished: list[tuple[str, str]], resume_command: str) -
     them = 'them' if len(vanished) > 1 else 'it'
     lines.append(f"to grade {them}: put {them} back, then run: {resume_command}")
     return "\n".join(lines)
+
+
+def withheld_message(waiting_for: list[str]) -> str:
+    """Why a check that held earned nothing (grader.host.scoring): a fixed sentence with the names of
+    the course's general tests it waits for, which the student views recognise and show."""
+    names = ", ".join(waiting_for)
+    return (f"points withheld: this check held, but its points count only when {names} earns points too; an "
+            f"edge case, a conventions check or a fixed public input earns nothing on its own (no points without "
+            f"work) / 本项检查通过，但只有 {names} 也得分时才计分：边界情况、约定检查和固定的公开输入不能单独得分")

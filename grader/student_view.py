@@ -10,7 +10,10 @@ figure it can steer. So a hidden test shows, besides its name, status and points
   grader/cases/) or one of the submission's own errors the page lists anyway (an import error);
   of a known mistake's message, the mistake's text (literals too); of an exception, only
   "<function> raised <a Python built-in exception>" and the grader's hint for torch's error;
-- otherwise a fixed sentence for its status;
+- a "points withheld" sentence (no points without work), which names only the course's general tests;
+- otherwise a fixed sentence for its status, a passed one's included.
+Tests of one exercise that failed with the same message get the general tests' diagnosis, and a
+message does not repeat the mistake shown above it.
 - its hint: the test's docstring, written by the instructor.
 Public tests show their whole message: their inputs are public.
 """
@@ -23,14 +26,18 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from itertools import combinations
+
 from grader import catalog
+from grader.display import withheld_message
 
 CASES_DIR = Path(__file__).resolve().parent / "cases"
 BUILTIN_EXCEPTIONS = frozenset(n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException))
 WRONG_VALUES = re.compile(r"^(?P<en>.+) has wrong values / (?P<zh>.+) 的数值不对$")
 RAISED = re.compile(r"^(?P<function>[A-Za-z_]\w*) raised (?P<exception>[A-Za-z_]\w*)(?::|$)")
 
-STATUS_TEXT = {
+STATUS_TEXT = {  # one for every status of the score file schema
+    "passed": ("the hidden check passed", "隐藏测试的检查通过了"),
     "failed": ("a hidden check did not pass", "隐藏测试的检查未通过"),
     "error": ("the test could not check a result: the code raised an error, crashed or could not be imported",
               "测试无法检查结果：代码抛出了错误、崩溃或无法导入"),
@@ -50,7 +57,18 @@ def case_sources() -> list[Path]:
 @lru_cache(maxsize=1)
 def fixed_texts() -> frozenset[str]:
     """Every string literal of the test cases long enough to be a message (f-strings are not literals)."""
-    return frozenset({t for t in labels() if len(t) >= 12 and " " in t} | mistake_texts())
+    return frozenset({t for t in labels() if len(t) >= 12 and " " in t} | mistake_texts() | withheld_texts())
+
+
+@lru_cache(maxsize=1)
+def withheld_texts() -> frozenset[str]:
+    """Every "points withheld" sentence the scoring can write: it names only the course's general tests."""
+    try:
+        course = catalog.load()
+    except catalog.CatalogError:
+        return frozenset()
+    return frozenset(withheld_message(list(waiting)) for e in course.exercises
+                     for size in range(1, len(e.general) + 1) for waiting in combinations(e.general, size))
 
 
 @lru_cache(maxsize=1)
@@ -130,7 +148,7 @@ def shown_message(test: dict, exercise_names: set[str], fixed: frozenset[str], p
     the readable part or the fixed sentence for its status."""
     if test["visibility"] != "hidden":
         return test.get("message", "")
-    return hidden_message(test, exercise_names, fixed, problems) or " / ".join(STATUS_TEXT.get(test["status"], STATUS_TEXT["failed"]))
+    return hidden_message(test, exercise_names, fixed, problems) or " / ".join(STATUS_TEXT[test["status"]])
 
 
 def has_cjk(text: str) -> bool:
@@ -145,11 +163,25 @@ def split_languages(text: str) -> tuple[str, str]:
     return text, ""
 
 
+def without_mistake(message: str, mistake: dict) -> str:
+    """The message less the mistake's own text, which the page shows above it ("<what> has wrong
+    values: en / zh" keeps "<what> has wrong values")."""
+    texts = {str(mistake.get("en", "")), str(mistake.get("zh", "")), f"{mistake.get('en', '')} / {mistake.get('zh', '')}"}
+    kept = []
+    for line in message.splitlines():
+        if line in texts:
+            continue
+        kept.append(next((line.removesuffix(": " + t) for t in texts if t and line.endswith(": " + t)), line))
+    return "\n".join(kept)
+
+
 def test_view(test: dict, exercise_names: set[str], fixed: frozenset[str], problems: tuple[str, ...] = ()) -> dict:
     hidden = test["visibility"] == "hidden"
     mistake = test.get("mistake") if isinstance(test.get("mistake"), dict) else None
     message = hidden_message(test, exercise_names, fixed, problems) if hidden and mistake else \
         shown_message(test, exercise_names, fixed, problems)
+    if mistake:
+        message = without_mistake(message, mistake)
     hint_en, hint_zh = split_languages(test.get("hint", ""))
     return {
         "name": test["name"],
@@ -179,14 +211,34 @@ def grouped(views: list[dict]) -> list[dict]:
     return list(groups.values())
 
 
+def general_tests() -> dict[str, tuple[str, ...]]:
+    """Each exercise's general tests (the course file); none when the course cannot be read."""
+    try:
+        return {e.name: e.general for e in catalog.load().exercises}
+    except catalog.CatalogError:
+        return {}
+
+
+def one_diagnosis_per_error(tests: list[dict], general: tuple[str, ...]) -> list[dict]:
+    """Tests of one exercise that failed with the same message get one diagnosis: the general
+    tests' (the exercise's main case), not the guess of a test whose inputs make the same error
+    look like another mistake (an hvp without create_graph fails a linear f's test too)."""
+    diagnosed = {t["message"]: t["mistake"] for t in tests if t["name"].partition("[")[0] in general
+                 and t["status"] != "passed" and isinstance(t.get("mistake"), dict) and t.get("message")}
+    return [{**t, "mistake": diagnosed[t["message"]]} if isinstance(t.get("mistake"), dict)
+            and t["status"] != "passed" and t.get("message") in diagnosed else t for t in tests]
+
+
 def student_view(report: dict, fixed: frozenset[str] | None = None) -> dict:
     """The fields of a score file a feedback page is made of. Nothing else reaches the page."""
     fixed = fixed_texts() if fixed is None else fixed
     names = {e["name"] for e in report["exercises"]}
     problems = tuple(report.get("submission_errors", []))
+    general = general_tests()
     exercises = []
     for e in report["exercises"]:
-        not_passed = [test_view(t, names, fixed, problems) for t in e["tests"] if t["status"] != "passed"]
+        tests = one_diagnosis_per_error(e["tests"], general.get(e["name"], ()))
+        not_passed = [test_view(t, names, fixed, problems) for t in tests if t["status"] != "passed"]
         exercises.append({
             "name": e["name"], "module": e.get("module", ""), "score": e["score"], "max_score": e["max_score"],
             "passed": len(e["tests"]) - len(not_passed), "tests": len(e["tests"]), "not_passed": grouped(not_passed),

@@ -76,8 +76,9 @@ def test_known_mistakes_and_fixed_messages_are_shown_for_hidden_tests(reports):
     """A hidden failure that matched a known mistake shows the mistake's text (a literal of the cases),
     not the numbers around it."""
     view = student_view(reports["wrong-hvp_sum_instead_of_v"])
-    shown = [t["message"] for e in view["exercises"] for t in e["not_passed"] if t["hidden"]]
-    assert any("this is H @ ones" in m for m in shown)
+    hidden = [t for e in view["exercises"] for t in e["not_passed"] if t["hidden"]]
+    assert any(t["mistake"] and "this is H @ ones" in t["mistake"]["en"] for t in hidden)
+    assert not any("this is H @ ones" in t["message"] for t in hidden)  # shown once, as the likely mistake
     fixed = fixed_texts()
     assert "the result shares storage with t / 结果与 t 共享存储" in fixed
     test = {"visibility": "hidden", "status": "failed", "message": "the result shares storage with t / 结果与 t 共享存储"}

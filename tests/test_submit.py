@@ -163,3 +163,12 @@ def test_submit_warns_about_unfinished_functions(tmp_path, capsys):
     assert "grad.py: partial_grads, nth_derivative, hvp, jacobian_rows still raise NotImplementedError" in err
     assert "SmoothAbs.forward, SmoothAbs.backward" in err
     assert out.exists()
+
+
+def test_a_module_that_prints_on_import_is_not_misread_as_failing():
+    """The import check's verdict has a channel of its own: what the module prints is not it."""
+    from grader.exports.submit import import_failures
+
+    assert import_failures({"graph.py": b"print('hello')\nprint('{not json')\n"}) == {}
+    failed = import_failures({"graph.py": b"print('\"looks like a verdict\"')\nraise ValueError('real')\n"})
+    assert failed == {"graph.py": "ValueError: real"}

@@ -16,14 +16,8 @@ from collections import defaultdict
 from typing import Iterable
 
 from grader.catalog import Catalog
+from grader.display import withheld_message
 from grader.protocol.messages import TestStatus
-
-
-def withheld_message(waiting_for: list[str]) -> str:
-    names = ", ".join(waiting_for)
-    return (f"points withheld: this check held, but its points count only when {names} earns points too; an "
-            f"edge case, a conventions check or a fixed public input earns nothing on its own (no points without "
-            f"work) / 本项检查通过，但只有 {names} 也得分时才计分：边界情况、约定检查和固定的公开输入不能单独得分")
 
 
 def withhold_points_without_work(outcomes: Iterable, catalog: Catalog) -> None:
