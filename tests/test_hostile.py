@@ -830,3 +830,26 @@ def test_finalizer_after_call(engine, tmp_path):
     report = grade(engine, "finalizer_after_call", tmp_path)
     assert_held(report)
     assert "version counter did not increase" in messages(report, "safe_add_")
+
+
+# ============================================================================= issue 29: out of the step's reach
+
+def test_frame_back_versions(engine, tmp_path):
+    """The versions recorded before the call are a tuple of ints: a frame walk cannot lower them."""
+    report = grade(engine, "frame_back_versions", tmp_path)
+    assert_held(report)
+    assert "version counter did not increase" in messages(report, "safe_add_")
+
+
+def test_ctypes_probe_defaults(engine, tmp_path):
+    """A probe's positional default rewritten in place: the seal compares __defaults__ item by item."""
+    report = grade(engine, "ctypes_probe_defaults", tmp_path)
+    assert_held(report)
+    text = messages(report, *hc.EXTENSIONS)
+    assert "tampered" in text and "__defaults__" in text, text[:300]
+
+
+def test_counter_answer(engine, tmp_path):
+    """A dict subclass is judged as the plain dict of its items (a NamedTuple as its tuple)."""
+    report = grade(engine, "counter_answer", tmp_path)
+    assert_held(report)
