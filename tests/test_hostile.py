@@ -853,3 +853,25 @@ def test_counter_answer(engine, tmp_path):
     """A dict subclass is judged as the plain dict of its items (a NamedTuple as its tuple)."""
     report = grade(engine, "counter_answer", tmp_path)
     assert_held(report)
+
+
+def test_subclass_answers_are_read_through_their_base_type():
+    """A NamedTuple and a Counter whose own methods lie are encoded as the plain tuple and dict of their items."""
+    import collections
+    from typing import NamedTuple
+
+    from grader.sandboxed.worker import Encoder
+
+    class Pair(NamedTuple):
+        a: int
+        b: int
+
+        def __iter__(self):  # never called: tuple's own C slicing reads the items
+            raise AssertionError("the subclass's code ran")
+
+    class Lying(collections.Counter):
+        def items(self):
+            raise AssertionError("the subclass's code ran")
+
+    assert Encoder(()).value(Pair(1, 2)) == {"$tuple": [1, 2]}
+    assert Encoder(()).value(Lying({"Mul": 2})) == {"$dict": [["Mul", 2]]}
