@@ -875,3 +875,15 @@ def test_subclass_answers_are_read_through_their_base_type():
 
     assert Encoder(()).value(Pair(1, 2)) == {"$tuple": [1, 2]}
     assert Encoder(()).value(Lying({"Mul": 2})) == {"$dict": [["Mul", 2]]}
+
+
+def test_settle_resets_timers():
+    """An interval timer or an alarm armed in a step is cancelled and named when the step ends."""
+    from grader.sandboxed import guard
+
+    signal.setitimer(signal.ITIMER_VIRTUAL, 100.0)
+    assert guard._timers() == "an interval timer (signal.setitimer)"
+    assert signal.getitimer(signal.ITIMER_VIRTUAL) == (0.0, 0.0)
+    signal.alarm(100)
+    assert guard._timers() == "an alarm (signal.alarm)" and signal.alarm(0) == 0
+    assert guard._timers() is None
