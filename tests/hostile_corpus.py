@@ -181,6 +181,13 @@ TECHNIQUES: list[Technique] = [
       "refused (the worker's audit hook): SmoothAbs 0; others full"),
     T("finalizer_after_call", "a finalizer on safe_add_'s argument edits the reply after it is encoded",
       ("safe_add_",), "safe_add_ 0 as its w.data mistake earns; others full"),
+    # issue 29: the worker's own facts out of the step's reach
+    T("frame_back_versions", "safe_add_ (w.data.add_) lowers the version the worker recorded, through f_back",
+      ("safe_add_",), "safe_add_ 0 as its w.data mistake earns; others full"),
+    T("ctypes_probe_defaults", "ctypes writes a forged run_backward into a probe's __defaults__ at import",
+      EXTENSIONS, "extensions.py 0 (refused or tampered at import); others full"),
+    T("counter_answer", "graph_node_counts returns a collections.Counter (a dict)", (),
+      "honest score (100): judged as the plain dict of its items"),
 ]
 BY_NAME = {t.name: t for t in TECHNIQUES}
 

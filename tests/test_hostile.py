@@ -830,3 +830,62 @@ def test_finalizer_after_call(engine, tmp_path):
     report = grade(engine, "finalizer_after_call", tmp_path)
     assert_held(report)
     assert "version counter did not increase" in messages(report, "safe_add_")
+
+
+# ============================================================================= issue 29: out of the step's reach
+
+def test_frame_back_versions(engine, tmp_path):
+    """The versions recorded before the call are a tuple of ints: a frame walk cannot lower them."""
+    report = grade(engine, "frame_back_versions", tmp_path)
+    assert_held(report)
+    assert "version counter did not increase" in messages(report, "safe_add_")
+
+
+def test_ctypes_probe_defaults(engine, tmp_path):
+    """A probe's positional default rewritten in place: the seal compares __defaults__ item by item."""
+    report = grade(engine, "ctypes_probe_defaults", tmp_path)
+    assert_held(report)
+    text = messages(report, *hc.EXTENSIONS)
+    assert "tampered" in text and "__defaults__" in text, text[:300]
+
+
+def test_counter_answer(engine, tmp_path):
+    """A dict subclass is judged as the plain dict of its items (a NamedTuple as its tuple)."""
+    report = grade(engine, "counter_answer", tmp_path)
+    assert_held(report)
+
+
+def test_subclass_answers_are_read_through_their_base_type():
+    """A NamedTuple and a Counter whose own methods lie are encoded as the plain tuple and dict of their items."""
+    import collections
+    from typing import NamedTuple
+
+    from grader.sandboxed.worker import Encoder
+
+    class Pair(NamedTuple):
+        a: int
+        b: int
+
+        def __iter__(self):  # never called: tuple's own C slicing reads the items
+            raise AssertionError("the subclass's code ran")
+
+    class Lying(collections.Counter):
+        def items(self):
+            raise AssertionError("the subclass's code ran")
+
+    assert Encoder(()).value(Pair(1, 2)) == {"$tuple": [1, 2]}
+    assert Encoder(()).value(Lying({"Mul": 2})) == {"$dict": [["Mul", 2]]}
+
+
+def test_settle_resets_timers():
+    """An interval timer or an alarm armed in a step is cancelled and named when the step ends."""
+    from grader.sandboxed import guard
+
+    signal.setitimer(signal.ITIMER_VIRTUAL, 100.0)
+    assert guard._timers() == "an interval timer (signal.setitimer)"
+    assert signal.getitimer(signal.ITIMER_VIRTUAL) == (0.0, 0.0)
+    signal.alarm(100)
+    # (on Linux alarm() arms ITIMER_REAL: it is cancelled with the interval timers)
+    assert guard._timers() in ("an interval timer (signal.setitimer)", "an alarm (signal.alarm)")
+    assert signal.alarm(0) == 0
+    assert guard._timers() is None

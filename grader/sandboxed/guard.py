@@ -10,7 +10,7 @@ next step, the report about what came back, the reply. Student code must not be 
 - `settle()` puts back, and names, whatever the step left that would run student code inside the
   worker's own torch calls or change what they compute: torch function and dispatch modes,
   saved-tensor hooks, a compiled-autograd compiler, a frame-evaluation hook, Python signal
-  handlers, and the torch objects the grader relies on (`RELIED_ON`: the autograd entry points,
+  handlers, interval timers, an alarm and the switch interval, and the torch objects the grader relies on (`RELIED_ON`: the autograd entry points,
   the execution engine, the methods of Function and Tensor), compared with those captured when
   this module was imported, before any student code. Anything it had to put back makes the
   call "tampered". It also pauses the garbage collector and keeps every object the steps saw
@@ -124,6 +124,26 @@ def _signal_handlers(_get_ident=_thread.get_ident, _main=_MAIN_THREAD, _signals=
     return problem
 
 
+def _timers(_setitimer=_signal.setitimer, _getitimer=_signal.getitimer,
+            _which=(_signal.ITIMER_REAL, _signal.ITIMER_VIRTUAL, _signal.ITIMER_PROF), _alarm=_signal.alarm,
+            _getswitch=sys.getswitchinterval, _setswitch=sys.setswitchinterval,
+            _switch=sys.getswitchinterval()) -> str | None:
+    """Interval timers, an alarm and the thread switch interval, reset: a timer armed in a step would
+    deliver its signal in a later one, or end the worker where no PID namespace ignores it (the
+    process backend)."""
+    problem = None
+    for which in _which:
+        if _getitimer(which) != (0.0, 0.0):
+            _setitimer(which, 0.0, 0.0)
+            problem = "an interval timer (signal.setitimer)"
+    if _alarm(0):
+        problem = problem or "an alarm (signal.alarm)"
+    if _getswitch() != _switch:
+        _setswitch(_switch)
+        problem = problem or "the thread switch interval (sys.setswitchinterval)"
+    return problem
+
+
 def _torch_state(_type=type, _tf_len=_C._len_torch_function_stack, _tf_top=_C._get_function_stack_at,
                  _tf_pop=_C._pop_torch_function_stack, _device_context=torch.utils._device.DeviceContext,
                  _td_len=_C._len_torch_dispatch_stack, _td_pop=_C._pop_torch_dispatch_stack,
@@ -200,11 +220,12 @@ def _relied(relied: tuple, _type=type, _str=str, _dict=dict, _tuple=tuple, _len=
     return problem
 
 
-def settle(relied: tuple, _signal_handlers=_signal_handlers, _torch_state=_torch_state, _relied=_relied,
-           _gc_disable=gc.disable) -> str | None:
+def settle(relied: tuple, _signal_handlers=_signal_handlers, _timers=_timers, _torch_state=_torch_state,
+           _relied=_relied, _gc_disable=gc.disable) -> str | None:
     """Put back what the last step of student code left behind, and name it (the first thing), or
     return None when it left nothing. See the module's docstring."""
-    handlers = _signal_handlers()  # first: a handler could run in the middle of the rest
+    timers = _timers()  # first: a timer could fire in the middle of the rest
+    handlers = _signal_handlers() or timers
     _gc_disable()  # until the next step: no collection, so no finalizer or gc callback of the student's
     torch_state = _torch_state()
     names = _relied(relied)

@@ -8,7 +8,8 @@ way (the trusted side computes them itself); these attested facts could.
 
 `take()` runs before any student code: it records which object every name of the reply path's
 modules and classes is bound to, in order, what the worker's own tables and state hold, and
-what their functions' closures and keyword defaults hold (their code and defaults cannot change:
+what their functions' closures, keyword defaults and positional defaults hold, item by item (their
+code and defaults cannot be rebound:
 the worker's audit hook refuses, see `grader.sandboxed.guard`). `check()` runs after the last
 step of student code of each import and call, before the worker encodes anything, and names the
 first thing that changed; the worker then answers "tampered" instead, with bytes it builds
@@ -74,8 +75,9 @@ def _functions_of(member) -> list[FunctionType]:
 def _function(name: str, f: FunctionType) -> tuple:
     kw = f.__kwdefaults__
     cells = f.__closure__ or ()
+    defaults = f.__defaults__ or ()  # the tuple itself and its items: ctypes can write into a tuple's slots
     return (FUNCTION, name, kw, () if kw is None else tuple(kw), () if kw is None else tuple(kw.values()),
-            cells, tuple(_cell(c) for c in cells))
+            cells, tuple(_cell(c) for c in cells), f, defaults, tuple(list(defaults)))  # (a copy: tuple(t) is t)
 
 
 def _cell(cell) -> object:
@@ -100,6 +102,10 @@ def check(entries: tuple, _type=type, _Module=ModuleType, _getattr=getattr, _mis
         kind, name = entry[0], entry[1]
         if kind == function_kind:
             kw, kw_keys, kw_values, cells, contents = entry[2], entry[3], entry[4], entry[5], entry[6]
+            defaults, items = entry[8], entry[9]
+            if (entry[7].__defaults__ or ()) is not defaults or _len(defaults) != _len(items) or \
+                    not _all(_map(_is, defaults, items)):
+                return name + " (its __defaults__)"
             if kw is not None and not (_len(kw) == _len(kw_keys) and _all(_map(_is, _tuple(kw), kw_keys))
                                        and _all(_map(_is, _tuple(kw.values()), kw_values))):
                 return name

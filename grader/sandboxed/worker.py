@@ -54,6 +54,12 @@ _is = lambda a, b: a is b  # noqa: E731
 _write = os.write
 _set_grad_enabled = torch._C._set_grad_enabled
 _perf_counter = time.perf_counter
+# A dict or tuple subclass (a Counter, a NamedTuple) is read through its base type's own C methods, which
+# run none of the subclass's code, and judged as the plain dict or tuple of its items.
+_is_subclass = lambda t, base, _check=type.__dict__["__subclasscheck__"]: _check(base, t)  # noqa: E731
+_dict_copy = dict.copy
+_tuple_items = tuple.__getitem__
+_everything = slice(None)
 
 MAX_MESSAGE_TEXT = 2000
 
@@ -92,6 +98,10 @@ class Encoder:
             if not all(type(k) is str for k in v):
                 return {"$object": "dict with non-string keys"}
             return {"$dict": [[k, self.value(x, depth + 1)] for k, x in v.items()]}
+        if t is not dict and t is not tuple and _is_subclass(t, dict):
+            return self.value(_dict_copy(v), depth)  # a Counter, an OrderedDict: its items, read by dict's own C methods
+        if t is not tuple and t is not dict and _is_subclass(t, tuple):
+            return self.value(_tuple_items(v, _everything), depth)  # a NamedTuple: its items, by tuple's C slicing
         if t is _dtype and v in wire.DTYPE_NAMES:
             return {"$dtype": wire.DTYPE_NAMES[v]}
         if t is _device:
@@ -372,7 +382,8 @@ class Worker:
         args = tuple(builder.build(body.get("args", [])))
         kwargs = builder.build(body.get("kwargs", {"$dict": []}))
         frozen = builder.freeze(body.get("args", [])) if probe else None
-        versions_before = [int(_get["_version"](a)) if type(a) is _Tensor else None for a in args]
+        # a tuple of ints: nothing a step that reaches this frame could change in place
+        versions_before = tuple(int(_get["_version"](a)) if type(a) is _Tensor else None for a in args)
         synchronize = torch.cuda.synchronize if self.device.startswith("cuda") else None
         # every call starts with gradients recorded: a torch.set_grad_enabled(False) left behind by an
         # earlier call or import must not break the exercises graded after it
@@ -415,7 +426,7 @@ class Worker:
             return _failure_reply(found[1]), []
         return reply()
 
-    def _returned(self, value, failure, args: tuple, elapsed: float, versions_before: list, calls: dict) -> tuple:
+    def _returned(self, value, failure, args: tuple, elapsed: float, versions_before: tuple, calls: dict) -> tuple:
         encoder = Encoder(args)
         if failure is None:
             reply: CallReply = {"outcome": Outcome.RETURNED, "value": encoder.value(value)}
@@ -423,7 +434,7 @@ class Worker:
             reply = {"outcome": Outcome.RAISED, "exception": failure[1]}
         reply["elapsed"] = elapsed
         reply["api_calls"] = {k: v for k, v in calls.items() if type(k) is str and type(v) is int}
-        reply["versions_before"] = versions_before
+        reply["versions_before"] = list(versions_before)
         reply["args_after"] = [encoder.value(a) for a in args]
         return reply, encoder.blobs
 
