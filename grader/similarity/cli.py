@@ -31,7 +31,8 @@ def cmd_similarity(args) -> int:
     if missing:
         raise UsageError(f"not found: {', '.join(missing)}")
     stub = handins.stub_fingerprints(course)
-    hand_ins = [handins.read(p, course, stub) for p in paths]
+    seen: dict = {}
+    hand_ins = [handins.read(p, course, stub, seen) for p in paths]
     result = index.review(hand_ins, [e.name for e in course.exercises])
     args.out.write_text(page.html_page(result, course, top=args.top), encoding="utf-8")
     if args.csv:

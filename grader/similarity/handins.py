@@ -8,6 +8,7 @@ kept per hand-in (memory flat in the class size); the page re-reads the few it s
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,21 +61,33 @@ def module_units(source: bytes, module: str, course: Catalog) -> dict[str, list[
     return normalize.exercise_units(normalize.parse(source.decode("utf-8")), course.exercises_in(module))
 
 
-def read(path: str | os.PathLike, course: Catalog, stub: dict[str, frozenset[int]]) -> HandIn:
-    """One hand-in: what it wrote for each exercise, beyond the stub; problems listed, never raised."""
+def read(path: str | os.PathLike, course: Catalog, stub: dict[str, frozenset[int]],
+         seen: dict[bytes, dict[str, frozenset[int]] | str] | None = None) -> HandIn:
+    """One hand-in: what it wrote for each exercise, beyond the stub; problems listed, never raised.
+    `seen` remembers modules by content (a module many hand-ins left as shipped is read once)."""
+    seen = {} if seen is None else seen
     sub = intake.load(path)
     hand_in = HandIn(name=sub.name, path=str(path), problems=[p for p in sub.problems if "is missing" not in p])
     for module, data in sub.files.items():
-        try:
-            units = module_units(data, module, course)
-        except (SyntaxError, ValueError, UnicodeDecodeError) as exc:
-            hand_in.problems.append(f"{module} cannot be read: {type(exc).__name__}: {str(exc)[:200]}")
-            continue
-        for name, found in units.items():
-            own = fingerprints(found) - stub.get(name, frozenset())
-            if own:
-                hand_in.exercises[name] = own
+        key = hashlib.sha256(module.encode() + b"\0" + data).digest()
+        if key not in seen:
+            seen[key] = _own_fingerprints(data, module, course, stub)
+        found = seen[key]
+        if isinstance(found, str):
+            hand_in.problems.append(found)
+        else:
+            hand_in.exercises.update(found)
     return hand_in
+
+
+def _own_fingerprints(data: bytes, module: str, course: Catalog, stub) -> dict[str, frozenset[int]] | str:
+    """exercise -> its fingerprints beyond the stub, or the reason the module cannot be read."""
+    try:
+        units = module_units(data, module, course)
+    except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError) as exc:
+        return f"{module} cannot be read: {type(exc).__name__}: {str(exc)[:200]}"
+    own = {name: fingerprints(found) - stub.get(name, frozenset()) for name, found in units.items()}
+    return {name: fps for name, fps in own.items() if fps}
 
 
 def source_of(path: str, module: str) -> str | None:

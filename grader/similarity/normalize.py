@@ -130,7 +130,9 @@ def _block_units(body: list[ast.stmt], prefix: str, helpers, aliases, called: li
 
 
 def _normal_text(stmt: ast.stmt, helpers, aliases, called: list[str]) -> str:
-    tree = _Normaliser(helpers, aliases, called).visit(copy.deepcopy(stmt))
+    # in place: each statement is normalised once (the transformation is idempotent when a helper's
+    # statements are reached again), and copying every tree costs more than the rest of a review
+    tree = _Normaliser(helpers, aliases, called).visit(stmt)
     ast.fix_missing_locations(tree)
     text = ast.unparse(tree)
     return " ".join(text.replace("\n    pass", "").split())

@@ -97,6 +97,11 @@ def _stub(course: Catalog) -> dict[str, frozenset[int]]:
 
 
 def _marked_lines(source: str | None, module: str, exercise: str, course: Catalog):
+    return _marked(source, exercise, _stub(course).get(exercise, frozenset()))
+
+
+@functools.lru_cache(maxsize=512)
+def _marked(source: str | None, exercise: str, stub: frozenset[int]):
     """{first line: (first, last, own fingerprints)} of the exercise's definition, and all its fingerprints."""
     if source is None:
         return {}, set()
@@ -105,7 +110,6 @@ def _marked_lines(source: str | None, module: str, exercise: str, course: Catalo
         units = normalize.exercise_units(tree, (exercise,)).get(exercise, [])
     except (SyntaxError, ValueError):
         return {}, set()
-    stub = _stub(course).get(exercise, frozenset())
     node = [n for n in tree.body if getattr(n, "name", None) == exercise][-1:]
     lines = {}
     if node:
