@@ -39,7 +39,10 @@ def html_page(result: Review, course: Catalog, top: int = 100, per_exercise: int
     paths = {h.name: h.path for h in result.hand_ins}
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>Similarity review</title><style>{STYLE}</style>"
              "</head><body><h1>Similarity review</h1>", f"<p class='notice' id='notice'>{html.escape(NOTICE)}</p>",
-             f"<p>{len(result.hand_ins)} hand-ins, {len(result.groups)} distinct after normalisation.</p>"]
+             f"<p>{len(result.hand_ins)} hand-ins, {len(result.groups)} distinct after normalisation. Scores are weighted "
+             "Jaccard (0 to 1), rare fragments weighing more than common ones. In a pair's view, "
+             "<span class='shared'>highlighted</span>: statements both wrote; <span class='stub'>grey</span>: what the "
+             "stub ships, comments and blank lines (never compared).</p>"]
     parts.append("<h2>Clusters</h2>" + ("".join(f"<p class='cluster'>{len(c)} hand-ins: {html.escape(', '.join(c[:50]))}"
                                                f"{' ...' if len(c) > 50 else ''}</p>" for c in result.clusters)
                                        or "<p>none</p>"))
