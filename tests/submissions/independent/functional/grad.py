@@ -17,3 +17,24 @@ def hvp(f, x, v):
     except RuntimeError:
         return torch.zeros_like(x)
     return out
+
+
+def nth_derivative(f, x, n):
+    if n < 0:
+        raise ValueError(f"negative order {n}")
+    g = f
+    for _ in range(n):
+        g = tf.grad(lambda t, h=g: h(t).sum())
+    try:
+        return g(x.detach()).detach()
+    except RuntimeError:
+        return torch.zeros_like(x)
+
+
+def jacobian_rows(f, x):
+    y = f(x.detach())
+    try:
+        jac = tf.jacrev(f)(x.detach())
+    except RuntimeError:
+        jac = torch.zeros(y.shape + x.shape, dtype=x.dtype, device=x.device)
+    return jac.reshape(y.numel(), x.numel())

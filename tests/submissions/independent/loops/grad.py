@@ -28,3 +28,35 @@ def hvp(f, x, v):
         if row is not None:
             result[i] = (row.reshape(-1) * v.reshape(-1)).sum()
     return result.reshape(x.shape).detach()
+
+
+def nth_derivative(f, x, n):
+    if n < 0:
+        raise ValueError("n must not be negative")
+    point = x.detach().clone().requires_grad_()
+    current = f(point)
+    k = 0
+    while k < n:
+        if not current.requires_grad:
+            return torch.zeros_like(x)
+        nxt = torch.autograd.grad(current.sum(), point, create_graph=True, allow_unused=True)[0]
+        if nxt is None:
+            return torch.zeros_like(x)
+        current = nxt
+        k += 1
+    return current.detach()
+
+
+def jacobian_rows(f, x):
+    p = x.detach().clone().requires_grad_()
+    out = f(p).reshape(-1)
+    rows = []
+    for i in range(out.numel()):
+        if out.requires_grad:
+            g = torch.autograd.grad(out[i], p, retain_graph=True, allow_unused=True)[0]
+        else:
+            g = None
+        rows.append(torch.zeros(x.numel(), dtype=x.dtype, device=x.device) if g is None else g.reshape(-1))
+    if not rows:
+        return torch.zeros((0, x.numel()), dtype=x.dtype, device=x.device)
+    return torch.stack(rows)
