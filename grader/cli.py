@@ -25,7 +25,7 @@ from grader.errors import GraderError, RunStopped, UsageError
 # is the top-level subparsers object and `exports` the subparsers of `grader export`.
 EXTENSIONS: list[str] = ["grader.exports.bundle", "grader.exports.submit", "grader.exports.gradescope",
                          "grader.exports.otter", "grader.validate.cli", "grader.lms.cli", "grader.report.cli",
-                         "grader.policy.cli"]
+                         "grader.policy.cli", "grader.similarity.cli"]
 
 
 def _add_limit_options(p: argparse.ArgumentParser) -> None:

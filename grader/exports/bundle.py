@@ -36,7 +36,7 @@ TOP = "autograd-lab-student"  # the one folder the bundle unzips into
 FORBIDDEN_PARTS = ("cases/hidden", "solutions", "tests/", "__pycache__", ".git")
 DEFAULT_COURSE_PARTS = ("grader/cases/public/", "grader/cases/hidden/", "grader/cases/course.yaml")  # replaced
 INSTRUCTOR_PARTS = ("grader/lms/", "grader/exports/otter.py", "grader/exports/gradescope.py", "grader/host/distributed.py",
-                    "grader/validate/")
+                    "grader/validate/", "grader/similarity/")
 PACKAGE_SUFFIXES = (".py", ".json", ".yaml", ".ini")
 
 STUDENT_README = """\

@@ -1,0 +1,160 @@
+"""The evidence: rarity weights, candidate pairs from an index, scores per exercise and overall, clusters.
+
+A fingerprint shared by df of the N hand-ins that answer an exercise weighs log(1 + N / df): the
+idiom half the class writes weighs little, a fragment two students share weighs much (and a class
+that shares everything still shows its copies). A pair's score for an exercise is the weighted
+Jaccard of their fingerprint sets (shared weight over the weight of the union); over the whole
+hand-in, the sums over the exercises. Hand-ins identical after normalisation are grouped first;
+candidate pairs come from an inverted index over fingerprints, skipping those too common to
+point at anyone, so the work grows with the evidence, not with the square of the class.
+Groups of three or more linked by high overall scores are clusters.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from grader.similarity.handins import HandIn
+
+CLUSTER_SCORE = 0.6  # overall score that links two hand-ins into a cluster
+MIN_COMMON_CAP = 64  # a fingerprint in more groups than max(this, 4 * sqrt(groups)) proposes no pairs
+
+
+@dataclass
+class GroupPair:
+    a: int  # group indexes, a <= b (a == b: two members of one group)
+    b: int
+    overall: float
+    by_exercise: dict[str, float]
+    shared: float  # the shared weight over all exercises
+
+
+@dataclass
+class Pair:
+    a: str
+    b: str
+    overall: float
+    by_exercise: dict[str, float]
+    shared: float
+
+
+@dataclass
+class Review:
+    hand_ins: list[HandIn]
+    exercises: list[str]
+    weights: dict[str, dict[int, float]]
+    groups: list[list[int]]  # indexes into hand_ins, identical after normalisation
+    group_pairs: list[GroupPair]
+    clusters: list[list[str]] = field(default_factory=list)
+
+    def pairs(self, limit: int | None = None, exercise: str | None = None) -> list[Pair]:
+        """Hand-in pairs, best first, by overall score or by one exercise's; at most `limit`."""
+        key = (lambda gp: (gp.overall, gp.shared)) if exercise is None else \
+            (lambda gp: (gp.by_exercise.get(exercise, 0.0), gp.overall))
+        ranked = sorted((gp for gp in self.group_pairs if exercise is None or gp.by_exercise.get(exercise, 0) > 0),
+                        key=key, reverse=True)
+        out: list[Pair] = []
+        for gp in ranked:
+            members = itertools.combinations(self.groups[gp.a], 2) if gp.a == gp.b else \
+                itertools.product(self.groups[gp.a], self.groups[gp.b])
+            for i, j in members:
+                a, b = sorted((self.hand_ins[i].name, self.hand_ins[j].name))
+                out.append(Pair(a, b, gp.overall, gp.by_exercise, gp.shared))
+                if limit is not None and len(out) >= limit:
+                    return out
+        return out
+
+    def fingerprint_weight(self, exercise: str, fp: int) -> float:
+        return self.weights.get(exercise, {}).get(fp, 0.0)
+
+
+def review(hand_ins: list[HandIn], exercises: list[str]) -> Review:
+    weights = rarity_weights(hand_ins, exercises)
+    groups = identical_groups(hand_ins)
+    reps = [hand_ins[g[0]] for g in groups]
+    totals = [{e: sum(weights[e][fp] for fp in fps) for e, fps in r.exercises.items()} for r in reps]
+    group_pairs = [GroupPair(g, g, 1.0, {e: 1.0 for e in reps[g].exercises}, sum(totals[g].values()))
+                   for g in range(len(groups)) if len(groups[g]) > 1 and reps[g].exercises]
+    for a, b in candidate_pairs(reps):
+        group_pairs.append(score(a, b, reps, totals, weights))
+    result = Review(hand_ins, exercises, weights, groups, group_pairs)
+    result.clusters = clusters(result)
+    return result
+
+
+def rarity_weights(hand_ins: list[HandIn], exercises: list[str]) -> dict[str, dict[int, float]]:
+    weights: dict[str, dict[int, float]] = {}
+    for e in exercises:
+        df: dict[int, int] = defaultdict(int)
+        answered = 0
+        for h in hand_ins:
+            fps = h.exercises.get(e)
+            if fps:
+                answered += 1
+                for fp in fps:
+                    df[fp] += 1
+        weights[e] = {fp: math.log(1 + answered / n) for fp, n in df.items()}
+    return weights
+
+
+def identical_groups(hand_ins: list[HandIn]) -> list[list[int]]:
+    by_key: dict[frozenset, list[int]] = {}
+    for i, h in enumerate(hand_ins):
+        by_key.setdefault(frozenset(h.exercises.items()), []).append(i)
+    return list(by_key.values())
+
+
+def candidate_pairs(reps: list[HandIn]) -> set[tuple[int, int]]:
+    """Pairs of groups that share a fingerprint not too common to be evidence."""
+    index: dict[tuple[str, int], list[int]] = defaultdict(list)
+    for g, r in enumerate(reps):
+        if not r.exercises:
+            continue
+        for e, fps in r.exercises.items():
+            for fp in fps:
+                index[(e, fp)].append(g)
+    cap = max(MIN_COMMON_CAP, int(4 * math.sqrt(len(reps))))
+    found: set[tuple[int, int]] = set()
+    for members in index.values():
+        if 1 < len(members) <= cap:
+            found.update(itertools.combinations(members, 2))
+    return found
+
+
+def score(a: int, b: int, reps: list[HandIn], totals: list[dict[str, float]],
+          weights: dict[str, dict[int, float]]) -> GroupPair:
+    by_exercise: dict[str, float] = {}
+    shared_all = union_all = 0.0
+    for e in set(reps[a].exercises) | set(reps[b].exercises):
+        wa, wb = totals[a].get(e, 0.0), totals[b].get(e, 0.0)
+        common = reps[a].exercises.get(e, frozenset()) & reps[b].exercises.get(e, frozenset())
+        shared = sum(weights[e][fp] for fp in common)
+        union = wa + wb - shared
+        if shared > 0 and union > 0:
+            by_exercise[e] = shared / union
+        shared_all += shared
+        union_all += union
+    return GroupPair(a, b, shared_all / union_all if union_all else 0.0, by_exercise, shared_all)
+
+
+def clusters(result: Review) -> list[list[str]]:
+    """Hand-ins linked (directly or through others) by an overall score of CLUSTER_SCORE or more, 3+."""
+    parent = list(range(len(result.groups)))
+
+    def root(g: int) -> int:
+        while parent[g] != g:
+            parent[g] = parent[parent[g]]
+            g = parent[g]
+        return g
+
+    for gp in result.group_pairs:
+        if gp.overall >= CLUSTER_SCORE:
+            parent[root(gp.a)] = root(gp.b)
+    members: dict[int, list[str]] = defaultdict(list)
+    for g, group in enumerate(result.groups):
+        if result.hand_ins[group[0]].exercises:
+            members[root(g)] += [result.hand_ins[i].name for i in group]
+    return sorted((sorted(m) for m in members.values() if len(m) >= 3), key=len, reverse=True)

@@ -1,0 +1,163 @@
+"""`grader similarity` on real hand-ins: the corpus's disguised copies rank above every independent pair,
+the stub is never evidence, the 74 sample submissions are one cluster, unreadable hand-ins are listed,
+the independent hand-ins are correct, and the command writes a page and a CSV.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import subprocess
+import sys
+import zipfile
+
+import pytest
+import torch
+
+import similarity_corpus as sc
+from conftest import ROOT
+from grader import catalog
+from grader.similarity import handins, index, normalize
+from grader.similarity.fingerprints import fingerprints
+
+sys.path.insert(0, str(ROOT / "bench"))
+import make_submissions  # noqa: E402
+
+COURSE = catalog.load()
+EXERCISES = [e.name for e in COURSE.exercises]
+
+
+def review_of(folders):
+    stub = handins.stub_fingerprints(COURSE)
+    return index.review([handins.read(f, COURSE, stub) for f in folders], EXERCISES)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    out = tmp_path_factory.mktemp("corpus") / "class"
+    origins = sc.make_corpus(out, set(EXERCISES), {e.name: e.module for e in COURSE.exercises})
+    return origins, review_of(sorted(out.iterdir()))
+
+
+def test_every_disguised_copy_ranks_above_every_independent_pair(corpus):
+    origins, result = corpus
+    for e in EXERCISES:
+        labels = sc.pair_labels(origins, e)
+        assert any(labels.values()) and not all(labels.values()), e  # both kinds of pairs for each exercise
+        scores = {(p.a, p.b): p.by_exercise.get(e, 0.0) for p in result.pairs(None, exercise=e)}
+        above, copies = sc.recall_at_first_independent(scores, labels)
+        assert above == copies, f"{e}: {above} of {copies} copy pairs above the best independent pair"
+
+
+def test_a_copied_exercise_inside_independent_work_is_found(corpus):
+    _, result = corpus
+    by_pair = {(p.a, p.b): p for p in result.pairs(None)}
+    pair = by_pair[("independent-loops-copies-extensions", "ref")]
+    assert pair.by_exercise["SmoothAbs"] > 0.5
+    assert "hvp" not in pair.by_exercise or pair.by_exercise["hvp"] < 0.3
+
+
+def test_disguises_normalise_to_the_same_units():
+    plain = "def f(a, b):\n    c = a + b\n    c += torch.add(a, b)\n    return c\n"
+    disguised = ("def f(x, y):  # mine\n    '''doc'''\n    z = torch.add(x, y)\n\n    z = z + (x + y)\n    return z\n")
+    units = [normalize.exercise_units(normalize.parse(s), ("f",))["f"] for s in (plain, disguised)]
+    assert fingerprints(units[0]) == fingerprints(units[1])
+    reordered = "def f(a, b):\n    d = a * 2\n    c = b * 3\n    return c + d\n"
+    ordered = "def f(a, b):\n    c = b * 3\n    d = a * 2\n    return c + d\n"
+    units = [normalize.exercise_units(normalize.parse(s), ("f",))["f"] for s in (reordered, ordered)]
+    assert fingerprints(units[0]) == fingerprints(units[1])
+    inlined = "def f(a):\n    return a.detach().clone()\n"
+    helper = "def _h(t):\n    return t.detach().clone()\n\ndef f(a):\n    return _h(a)\n"
+    units = [normalize.exercise_units(normalize.parse(s), ("f",))["f"] for s in (inlined, helper)]
+    assert fingerprints(units[0]) == fingerprints(units[1])
+
+
+def test_the_stub_is_never_evidence(tmp_path):
+    result = review_of([ROOT / "exercises", ROOT / "exercises", ROOT / "solutions"])
+    stub = result.hand_ins[0]
+    assert stub.exercises == {} and result.pairs(None) == [] and result.clusters == []
+
+
+def test_the_74_sample_submissions_are_one_cluster(tmp_path):
+    made = make_submissions.make_class(tmp_path / "class", copies=1)
+    result = review_of(made)
+    assert len(made) == 74
+    assert len(result.clusters) == 1 and len(result.clusters[0]) == 73  # all but the untouched stubs
+    assert "stubs-001" not in result.clusters[0]
+
+
+def test_unreadable_hand_ins_are_listed_not_fatal(tmp_path):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "grad.py").write_text("def hvp(:\n", encoding="utf-8")
+    (tmp_path / "bad.zip").write_bytes(b"not a zip")
+    good = tmp_path / "good.zip"
+    with zipfile.ZipFile(good, "w") as zf:
+        for p in (ROOT / "solutions").glob("*.py"):
+            zf.write(p, f"exercises/{p.name}")
+    result = review_of([broken, tmp_path / "bad.zip", good, ROOT / "solutions"])
+    problems = {h.name: h.problems for h in result.hand_ins}
+    assert any("grad.py cannot be read" in p for p in problems["broken"])
+    assert problems["bad"] and not problems["good"]
+    assert [(p.a, p.b, p.overall) for p in result.pairs(None)] == [("good", "solutions", 1.0)]
+
+
+def _module(path):
+    spec = importlib.util.spec_from_file_location(f"indep_{path.parent.name}_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("style", ["loops", "functional"])
+def test_the_independent_hand_ins_are_correct(style):
+    """Independent means written otherwise, not wrong: each answer agrees with the reference."""
+    torch.manual_seed(0)
+    ref = {m: _module(ROOT / "solutions" / f"{m}.py") for m in ("graph", "backward", "grad", "accumulation", "inplace",
+                                                                 "extensions")}
+    own = {m: _module(sc.INDEPENDENT / style / f"{m}.py") for m in ref}
+    w, x, v = (torch.randn(4, dtype=torch.float64) for _ in range(3))
+    cube = lambda t: (t ** 3).sum()  # noqa: E731
+    calls = {
+        ("backward", "two_losses_grad"): (w, x), ("backward", "weighted_backward"): (w, x, torch.randn(8, dtype=torch.float64)),
+        ("extensions", "numerical_gradient"): (cube, x), ("extensions", "frozen_predict"): (torch.randn(4, 2), torch.randn(3, 4)),
+        ("grad", "partial_grads"): (lambda a, b: (a * b.sin()).sum(), w, x), ("grad", "hvp"): (cube, x, v),
+        ("inplace", "add_into"): (w.clone(), x, False), ("inplace", "shifted_sigmoid_and_grad"): (x, 0.5),
+        ("inplace", "safe_add_"): (w.clone().requires_grad_(), x),
+        ("graph", "make_leaf"): (x, torch.float32, "cpu"), ("graph", "dynamic_doubling"): (x,),
+        ("graph", "intermediate_grads"): (torch.randn(3, 4, dtype=torch.float64), torch.randn(4, 2, dtype=torch.float64),
+                                          torch.randn(2, dtype=torch.float64)),
+        ("grad", "nth_derivative"): (lambda t: t.sin() * t, x, 3), ("grad", "jacobian_rows"): (lambda t: t.cumsum(0) ** 2, x),
+        ("accumulation", "grads_per_step"): (w, [x, v]),
+        ("accumulation", "accumulate_microbatches"): (torch.randn(2, dtype=torch.float64), torch.randn(5, 2, dtype=torch.float64),
+                                                      torch.randn(5, dtype=torch.float64), 2),
+        ("accumulation", "gd_fit"): (torch.randn(5, 2, dtype=torch.float64), torch.randn(5, dtype=torch.float64),
+                                     torch.zeros(2, dtype=torch.float64), 0.1, 3),
+    }
+    for (module, name), args in calls.items():
+        expected, got = getattr(ref[module], name)(*args), getattr(own[module], name)(*args)
+        if isinstance(expected, dict):
+            expected, got = tuple(expected[k] for k in sorted(expected)), tuple(got[k] for k in sorted(got))
+        for e, g in zip(expected if isinstance(expected, tuple) else (expected,), got if isinstance(got, tuple) else (got,)):
+            if isinstance(e, torch.Tensor):
+                torch.testing.assert_close(g.detach(), e.detach(), msg=f"{style} {name}")
+            else:
+                assert g == e, (style, name)
+    out = (w.clone().requires_grad_() * 2).exp().sum()
+    assert own["graph"].graph_node_counts(out) == ref["graph"].graph_node_counts(out)
+    y = own["extensions"].SmoothAbs.apply(x.clone().requires_grad_(), 1e-3)
+    r = ref["extensions"].SmoothAbs.apply(x.clone().requires_grad_(), 1e-3)
+    torch.testing.assert_close(y, r)
+
+
+def test_the_command_writes_the_page_and_the_csv(tmp_path, corpus):
+    made = make_submissions.make_class(tmp_path / "class", total=6)
+    result = subprocess.run([sys.executable, "-m", "grader", "similarity", str(tmp_path / "class"), str(ROOT / "exercises"),
+                             "--out", str(tmp_path / "s.html"), "--csv", str(tmp_path / "s.csv")],
+                            cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    page = (tmp_path / "s.html").read_text(encoding="utf-8")
+    assert "evidence for a person to review, not proof" in page and "http" not in page
+    rows = list(csv.DictReader((tmp_path / "s.csv").open(encoding="utf-8")))
+    assert {(r["a"], r["b"]) for r in rows} >= {("reference-001", "wrong-add_into_out_buffer_default_dtype-001")}
+    assert all(r["a"] != "exercises" and r["b"] != "exercises" for r in rows) and len(made) == 6
