@@ -24,7 +24,7 @@ from grader.errors import GraderError, RunStopped, UsageError
 # Modules that add commands: each defines register(commands, exports), where `commands`
 # is the top-level subparsers object and `exports` the subparsers of `grader export`.
 EXTENSIONS: list[str] = ["grader.exports.bundle", "grader.exports.submit", "grader.exports.gradescope",
-                         "grader.exports.otter", "grader.validate.cli", "grader.lms.cli", "grader.report.cli",
+                         "grader.exports.otter", "grader.exports.notebook", "grader.validate.cli", "grader.lms.cli", "grader.report.cli",
                          "grader.policy.cli"]
 
 
