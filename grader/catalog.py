@@ -143,6 +143,22 @@ class Catalog:
                 return e
         raise KeyError(name)
 
+    def unknown_exercises(self, asked) -> str:
+        """"" when every name asked for is one of the course's exercises; else what a student reads,
+        in English and Chinese, with the names meant where one is close ("hpv": did you mean hvp?)."""
+        names = [e.name for e in self.exercises]
+        unknown = [a for a in dict.fromkeys(asked) if a not in names]
+        if not unknown:
+            return ""
+        import difflib
+
+        guesses = {a: difflib.get_close_matches(a, names, n=1, cutoff=0.6) for a in unknown}
+        meant = [f"{a} -> {g[0]}" for a, g in guesses.items() if g]
+        listed = ", ".join(sorted(names))
+        en = f"unknown exercise {', '.join(unknown)}" + (f"; did you mean: {', '.join(meant)}?" if meant else "")
+        zh = f"没有这道题：{'、'.join(unknown)}" + (f"；你是不是想写：{'、'.join(meant)}？" if meant else "")
+        return f"{en}\n  {zh}\n  the exercises are / 所有题目：{listed}"
+
     def exercises_in(self, module: str) -> tuple[str, ...]:
         """The names of the exercises a module ("grad.py") holds, in order."""
         return tuple(e.name for e in self.exercises if e.module == module)

@@ -79,20 +79,21 @@ class Engine:
             self.session = GradingSession(self.plugin, self.catalog, self.options.folders)
         return self.session
 
-    def grade(self, path: str | os.PathLike, name: str | None = None) -> dict:
+    def grade(self, path: str | os.PathLike, name: str | None = None, exercises: set[str] | None = None) -> dict:
         sub = intake.load_present(path)
         if name:
             sub.name = name
-        return self.grade_loaded(sub)
+        return self.grade_loaded(sub, exercises)
 
-    def grade_loaded(self, sub: intake.Submission) -> dict:
+    def grade_loaded(self, sub: intake.Submission, exercises: set[str] | None = None) -> dict:
+        """`exercises`: only these of the collected ones (a warm check re-runs what changed)."""
         opts = self.options
         start = time.perf_counter()
         student = StudentCode(sub.files, self.launcher, self.catalog.modules_by_function, opts.limits,
                               device=opts.device, seed=opts.seed)
         session = self._session()
         try:
-            outcomes = session.grade(student)
+            outcomes = session.grade(student, exercises)
         finally:
             student.close()
         if session.ended is not None and lifecycle.received() is not None:
@@ -113,7 +114,7 @@ class Engine:
                               f"({student.workers_started} started)")
         report = results.build_report(
             submission=sub.name,
-            exercises=self._exercises(),
+            exercises=self._exercises(exercises),
             outcomes=list(outcomes.values()),
             device=opts.device,
             torch_version=torch.__version__,
@@ -136,10 +137,9 @@ class Engine:
                 entry["cell"] = sub.cells[entry["name"]]
         return report
 
-    def _exercises(self):
-        if self.options.exercises:
-            return [e for e in self.catalog.exercises if e.name in self.options.exercises]
-        return self.catalog.exercises
+    def _exercises(self, only: set[str] | None = None):
+        return [e for e in self.catalog.exercises if (not self.options.exercises or e.name in self.options.exercises)
+                and (only is None or e.name in only)]
 
     def close(self) -> None:
         # The zygote first: it kills a worker still running, so that a session thread grading a

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import threading
+from pathlib import Path
 from concurrent.futures import Future
 
 import pytest
@@ -33,6 +35,20 @@ PYTEST_ARGS = [
 ]
 
 
+def test_paths(course: catalog_module.Catalog, folders: tuple[str, ...], only: set[str] | None) -> list[str]:
+    """What pytest collects: each test folder, or with `only` just the files that define a test of
+    those exercises (a check of one exercise need not import every module's cases)."""
+    every = [str(course.folder(f)) for f in folders if course.folder(f).is_dir()]
+    if not only:
+        return every
+    paths = []
+    for folder in map(Path, every):
+        names = {t.name for e in course.exercises if e.name in only for t in e.tests}
+        defines = re.compile(r"^(?:async )?def (%s)\b" % "|".join(map(re.escape, sorted(names))), re.M)
+        paths += [str(f) for f in sorted(folder.glob("test_*.py")) if names and defines.search(f.read_text("utf-8"))]
+    return paths or every  # never no path at all: pytest would collect the current folder
+
+
 class SessionEnded(RuntimeError):
     """The pytest session stopped (an error inside pytest or the grader's plugin); an engine starts another."""
 
@@ -42,8 +58,7 @@ class GradingSession:
 
     def __init__(self, plugin: GradingPlugin, course: catalog_module.Catalog, folders: tuple[str, ...]):
         self.plugin = plugin
-        self.args = [*(str(course.folder(f)) for f in folders if course.folder(f).is_dir()),
-                     "--rootdir", str(course.root), *PYTEST_ARGS]
+        self.args = [*test_paths(course, folders, plugin.only), "--rootdir", str(course.root), *PYTEST_ARGS]
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
         self.ready = threading.Event()
         self.ended: str | None = None  # why the session is over
@@ -61,13 +76,14 @@ class GradingSession:
         if self.ended is not None:
             raise SessionEnded(f"pytest did not start: {self.ended}")
 
-    def grade(self, student: StudentCode) -> dict[str, TestOutcome]:
-        """The outcome of every collected test for this submission, by node id. Tests that did not run
-        (the session ended while grading it, and `self.ended` says why) keep the status `error`."""
+    def grade(self, student: StudentCode, exercises: set[str] | None = None) -> dict[str, TestOutcome]:
+        """The outcome of every collected test for this submission, by node id (`exercises`: only
+        the collected tests of these). Tests that did not run (the session ended while grading it,
+        and `self.ended` says why) keep the status `error`."""
         if self.ended is not None:
             raise SessionEnded(self.ended)
         job: Future = Future()
-        self.jobs.put((student, job))
+        self.jobs.put((student, job, exercises))
         return job.result()
 
     def close(self) -> None:
@@ -95,10 +111,12 @@ class GradingSession:
         """Instead of pytest's loop over the items once: the same loop, once per submission.
         (Collection errors are the plugin's to report, for every submission: `plugin.errors`.)"""
         self.ready.set()
-        items = session.items
         while (job := self.jobs.get()) is not None:
-            student, future = job
+            student, future, exercises = job
             outcomes = self.plugin.begin(student)
+            if exercises is not None:
+                outcomes = {k: o for k, o in outcomes.items() if o.spec.exercise in exercises}
+            items = [i for i in session.items if i.nodeid in outcomes]
             try:
                 for i, item in enumerate(items):
                     item.config.hook.pytest_runtest_protocol(item=item, nextitem=items[i + 1] if i + 1 < len(items) else None)
