@@ -156,7 +156,7 @@ def expand_submissions(paths: list[str]) -> list[str]:
         path = Path(p)
         if path.is_dir() and not any((path / prefix / m).exists() for prefix in PREFIXES for m in module_files()):
             children = sorted(c for c in path.iterdir()
-                              if not c.name.startswith(".") and (c.is_dir() or c.suffix.lower() == ".zip"))
+                              if not c.name.startswith(".") and (c.is_dir() or c.suffix.lower() in (".zip", ".ipynb")))
             if children:
                 print(f"{path}: a folder of {len(children)} submissions", file=sys.stderr)
                 out += [str(c) for c in children]
