@@ -131,3 +131,25 @@ def test_the_checks_run_in_a_real_kernel(tmp_path):
             assert expect in text and expect in html, (cell.source, text[:2000])
             if expect == "FAIL 未通过":
                 assert "PASS 通过" not in text.split("exercise")[1] and "not written yet" in text
+    screenshot_the_check_output(nb, tmp_path)
+
+
+def screenshot_the_check_output(executed, tmp_path: Path) -> None:
+    """The stubs' `check()` output as nbconvert renders it, in Chromium; the screenshot goes to docs/."""
+    from nbconvert import HTMLExporter
+    from test_report_browser import require_browser
+
+    from browser import chromium
+
+    require_browser()
+    shown = copy.deepcopy(executed)
+    shown.cells = [c for c in shown.cells if c.get("id") == "check-all"]
+    page_file = tmp_path / "check.html"
+    page_file.write_text(HTMLExporter().from_notebook_node(shown)[0], encoding="utf-8")
+    with chromium(width=1100, height=900) as page:
+        page.goto(page_file.as_uri())
+        table = page.locator(".autograd-lab-check table")
+        assert table.count() == 1 and "FAIL 未通过" in table.inner_text() and "In [" in table.inner_text()
+        shot = ROOT / "docs" / "notebook-check.png"
+        page.screenshot(path=str(shot), clip={"x": 0, "y": 0, "width": 1100, "height": 900})
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
