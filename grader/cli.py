@@ -24,8 +24,8 @@ from grader.errors import GraderError, RunStopped, UsageError
 # Modules that add commands: each defines register(commands, exports), where `commands`
 # is the top-level subparsers object and `exports` the subparsers of `grader export`.
 EXTENSIONS: list[str] = ["grader.exports.bundle", "grader.exports.submit", "grader.exports.gradescope",
-                         "grader.exports.otter", "grader.validate.cli", "grader.lms.cli", "grader.report.cli",
-                         "grader.policy.cli", "grader.similarity.cli"]
+                         "grader.exports.otter", "grader.exports.notebook", "grader.validate.cli", "grader.lms.cli",
+                         "grader.report.cli", "grader.policy.cli", "grader.similarity.cli"]
 
 
 def _add_limit_options(p: argparse.ArgumentParser) -> None:
@@ -172,7 +172,7 @@ def expand_submissions(paths: list[str]) -> list[str]:
         path = Path(p)
         if path.is_dir() and not any((path / prefix / m).exists() for prefix in PREFIXES for m in module_files()):
             children = sorted(c for c in path.iterdir()
-                              if not c.name.startswith(".") and (c.is_dir() or c.suffix.lower() == ".zip"))
+                              if not c.name.startswith(".") and (c.is_dir() or c.suffix.lower() in (".zip", ".ipynb")))
             if children:
                 print(f"{path}: a folder of {len(children)} submissions", file=sys.stderr)
                 out += [str(c) for c in children]

@@ -2,7 +2,8 @@
 
 It unzips into one folder, `autograd-lab-student/`, holding the stubs (`exercises/`), the part of
 the grader package students run (`grader check`, `grader submit`) with the course's public tests and
-worker-side helpers, a course file that lists only the public tests, the docstring examples of the
+worker-side helpers, the problem set as a notebook (`autograd_lab.ipynb`, `grader export notebook`),
+a course file that lists only the public tests, the docstring examples of the
 stubs as the course wrote them, a `pyproject.toml` whose only dependencies are torch, pytest and
 pyyaml, and a bilingual README whose lines a student copies and pastes. It never holds the
 solutions, the hidden tests (nor their names), the instructors' code (LMS exports, otter-grader,
@@ -141,6 +142,9 @@ def bundle_files(course: catalog_module.Catalog) -> dict[str, bytes]:
             files[f"exercises/{module}"] = (stubs / module).read_bytes()
     files.update(package_files(FORBIDDEN_PARTS + INSTRUCTOR_PARTS + DEFAULT_COURSE_PARTS))
     files.update(course_package_files(course, ("public",)))
+    from grader.exports.notebook import NOTEBOOK_NAME, notebook_text  # it builds on this module
+
+    files[NOTEBOOK_NAME] = notebook_text(course).encode()
     files["pyproject.toml"] = STUDENT_PYPROJECT.format(version=grader.__version__).encode()
     files["README.md"] = STUDENT_README.format(count=len(course.modules), example=course.exercises[0].name).encode()
     return {f"{TOP}/{name}": data for name, data in files.items()}

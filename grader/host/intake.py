@@ -1,4 +1,4 @@
-"""Reading a submission: a folder or a .zip, treated as untrusted files.
+"""Reading a submission: a folder, a .zip or a notebook (.ipynb), treated as untrusted files.
 
 Only the exercise modules the course file lists are taken, from the submission's root or from an
 `exercises/` folder in it; everything else (a planted `conftest.py`, `sitecustomize.py`,
@@ -6,6 +6,11 @@ Only the exercise modules the course file lists are taken, from the submission's
 extracted to disk: zip members are read into memory with size caps. Members with absolute
 paths, `..`, symlinks or device files are rejected with a message; a zip bomb stops at the
 size cap; a symlinked module in a folder is refused rather than followed.
+
+A notebook (alone, or the one `.ipynb` of a folder or zip that holds no module) is read within the
+same caps and turned into the course's modules by `grader.host.cells`, by parsing only: no cell is
+run on this side. The submission then records which cell each exercise came from (`cells`), and a
+notebook of another assignment is refused with a message (`wrong_assignment`) instead of graded.
 """
 
 from __future__ import annotations
@@ -19,11 +24,13 @@ from pathlib import Path, PurePosixPath
 
 from grader import catalog
 from grader.errors import GraderError
+from grader.host import cells as notebook_cells
 
 MAX_MODULE_BYTES = 1024 * 1024
 MAX_ZIP_MEMBERS = 2000
 MAX_ZIP_TOTAL_BYTES = 32 * 1024 * 1024
 PREFIXES = ("", "exercises/")
+NOTEBOOK_SUFFIX = ".ipynb"
 
 
 def module_files() -> tuple[str, ...]:
@@ -37,6 +44,8 @@ class Submission:
     path: str
     files: dict[str, bytes] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    cells: dict[str, dict] = field(default_factory=dict)  # a notebook's: exercise -> {cell, id, found_by}
+    wrong_assignment: str | None = None  # a notebook of another assignment: why it is not graded
 
     @property
     def sha256(self) -> str:
@@ -52,7 +61,7 @@ class Submission:
 
 def submission_name(path: str | os.PathLike) -> str:
     p = Path(path)
-    name = p.stem if p.suffix.lower() == ".zip" else p.name
+    name = p.stem if p.suffix.lower() in (".zip", NOTEBOOK_SUFFIX) else p.name
     return name or "submission"
 
 
@@ -65,13 +74,15 @@ def load(path: str | os.PathLike) -> Submission:
             _load_folder(path, sub)
         elif path.suffix.lower() == ".zip" and path.is_file():
             _load_zip(path, sub)
+        elif path.suffix.lower() == NOTEBOOK_SUFFIX and path.is_file():
+            _load_notebook(_read_capped(path, notebook_cells.MAX_NOTEBOOK_BYTES), path.name, sub)
         elif not path.exists():
             sub.problems.append(f"{path} does not exist")
         else:
-            sub.problems.append(f"{path} is neither a folder nor a .zip file")
+            sub.problems.append(f"{path} is neither a folder, a .zip file nor a notebook (.ipynb)")
     except Exception as exc:  # an archive zipfile cannot read in one of its many ways: the submission scores 0
         sub.problems.append(f"could not read {path.name}: {type(exc).__name__}: {str(exc)[:300]}")
-    for module in sub.missing_modules:
+    for module in sub.missing_modules if sub.wrong_assignment is None else ():
         sub.problems.append(f"{module} is missing: its exercises score 0 / 缺少 {module}：其中的习题得 0 分")
     return sub
 
@@ -95,6 +106,13 @@ def load_present(path: str | os.PathLike) -> Submission:
 def _load_folder(folder: Path, sub: Submission) -> None:
     tops = [c.name for c in folder.iterdir() if c.is_dir() and not c.is_symlink()]
     located = locate_modules(lambda rel: os.path.lexists(folder / rel), tops)
+    if not located:
+        notebooks = sorted(c.name for c in folder.iterdir() if c.name.lower().endswith(NOTEBOOK_SUFFIX)
+                           and not c.name.startswith(".") and c.is_file() and not c.is_symlink())
+        if notebooks:
+            _note_several(notebooks, sub)
+            _load_notebook(_read_capped(folder / notebooks[0], notebook_cells.MAX_NOTEBOOK_BYTES), notebooks[0], sub)
+        return
     for module, rel in located.items():
         path = folder / rel
         if any((folder / parent).is_symlink() for parent in PurePosixPath(rel).parents if str(parent) != "."):
@@ -130,7 +148,10 @@ def _load_zip(path: Path, sub: Submission) -> None:
                 safe[_normal(info.filename)] = info
         tops = {name.split("/", 1)[0] for name in safe if "/" in name}
         budget = MAX_ZIP_TOTAL_BYTES
-        for module, rel in locate_modules(lambda rel: rel in safe, tops).items():
+        located = locate_modules(lambda rel: rel in safe, tops)
+        if not located:
+            _load_zipped_notebook(zf, safe, sub)
+        for module, rel in located.items():
             info = safe[rel]
             if info.file_size > MAX_MODULE_BYTES:
                 sub.problems.append(f"archive member {info.filename!r} rejected: larger than {MAX_MODULE_BYTES // 1024} KiB "
@@ -149,6 +170,56 @@ def _load_zip(path: Path, sub: Submission) -> None:
                 continue
             budget -= len(data)
             sub.files[module] = data
+
+
+def _load_zipped_notebook(zf: zipfile.ZipFile, safe: dict[str, zipfile.ZipInfo], sub: Submission) -> None:
+    """The notebook of a zip that holds no module: at its root, or else in one top folder."""
+    notebooks = sorted(n for n in safe if n.lower().endswith(NOTEBOOK_SUFFIX) and n.count("/") <= 1
+                       and not any(part.startswith(".") for part in n.split("/")))
+    notebooks = [n for n in notebooks if "/" not in n] or notebooks
+    if not notebooks:
+        return
+    _note_several(notebooks, sub)
+    info = safe[notebooks[0]]
+    with zf.open(info) as f:
+        data = f.read(notebook_cells.MAX_NOTEBOOK_BYTES + 1)  # never trust the declared size
+    _load_notebook(data, notebooks[0], sub)
+
+
+def _note_several(notebooks: list[str], sub: Submission) -> None:
+    if len(notebooks) > 1:
+        sub.problems.append(f"several notebooks ({', '.join(notebooks[:5])}): graded {notebooks[0]} only "
+                            f"/ 有多个 notebook，只评 {notebooks[0]}")
+
+
+def _read_capped(path: Path, cap: int) -> bytes:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as f:
+        return f.read(cap + 1)
+
+
+def _load_notebook(data: bytes, name: str, sub: Submission) -> None:
+    """The course's modules out of a notebook's code cells (parsing only, see grader.host.cells)."""
+    try:
+        cells, metadata, problems = notebook_cells.read_notebook(data, name)
+    except notebook_cells.NotANotebook as exc:
+        sub.problems.append(str(exc))
+        return
+    sub.problems += problems
+    wrong = notebook_cells.identity_problem(metadata, catalog.load(), name)
+    if wrong:
+        sub.wrong_assignment = wrong
+        sub.problems.append(wrong)
+        return
+    extracted = notebook_cells.extract(cells, catalog.load(), name)
+    sub.problems += extracted.problems
+    for module, source in extracted.modules.items():
+        if len(source) > MAX_MODULE_BYTES:
+            sub.problems.append(f"{name}: the code for {module} is larger than {MAX_MODULE_BYTES // 1024} KiB: rejected "
+                                f"/ {module} 的代码超过 {MAX_MODULE_BYTES // 1024} KiB，已拒绝")
+            continue
+        sub.files[module] = source
+    sub.cells = {e: where for e, where in extracted.origins.items() if catalog.load().exercise(e).module in sub.files}
 
 
 def _unsafe_member(info: zipfile.ZipInfo) -> str | None:

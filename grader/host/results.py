@@ -19,8 +19,8 @@ from pathlib import Path
 from grader.protocol.messages import TestStatus
 from grader.safetext import clean_text, formula_safe, replace_lone_surrogates
 
-SCHEMA_VERSION = "1.1"  # 1.1 added tests_sha256, mistake, and the gradebook fields
-READABLE_SCHEMA_VERSIONS = ("1.0", "1.1")  # every version the readers and exporters accept
+SCHEMA_VERSION = "1.2"  # 1.1 added tests_sha256, mistake, and the gradebook fields; 1.2 a notebook's `cell`
+READABLE_SCHEMA_VERSIONS = ("1.0", "1.1", "1.2")  # every version the readers and exporters accept
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schema" / "score.schema.json"
 
 

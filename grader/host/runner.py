@@ -130,6 +130,9 @@ class Engine:
         output = student.captured_output()
         if output:
             report["output"] = output
+        for entry in report["exercises"]:  # a notebook's: the cell each exercise's code came from
+            if entry["name"] in sub.cells:
+                entry["cell"] = sub.cells[entry["name"]]
         return report
 
     def _exercises(self, only: set[str] | None = None):

@@ -1,0 +1,155 @@
+"""Notebooks: the exported problem set, checks in a real kernel, and .ipynb hand-ins graded like .py ones."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader import catalog
+from grader.exports.notebook import build_notebook, notebook_text
+from grader.host import cells, intake
+from grader.host.runner import Options, grade_many
+from tests.notebook_support import ROOT, code, colab_copy, exported, with_reference, write
+
+
+def test_the_notebook_is_made_from_the_stubs_and_keeps_in_step():
+    nb = exported()
+    nbformat.validate(nbformat.from_dict(nb))
+    course = catalog.load()
+    assert nb["metadata"][cells.METADATA_KEY]["course"] == course.name
+    assert notebook_text(course) == notebook_text(course)  # the same course gives the same bytes
+    by_id = {c["id"]: c for c in nb["cells"]}
+    for e in course.exercises:
+        stub = (ROOT / "exercises" / e.module).read_text(encoding="utf-8")
+        node = next(n for n in ast.parse(stub).body if getattr(n, "name", None) == e.name)
+        cell = by_id[f"exercise-{e.name}"]
+        assert cell["source"].splitlines()[0] == f"# exercise: {e.name}"
+        assert cell["metadata"]["tags"] == [f"exercise:{e.name}"]
+        assert ast.dump(ast.parse(cell["source"]).body[0]) == ast.dump(node)  # the stub itself, as it is now
+        assert by_id[f"check-{e.name}"]["source"] == f'check("{e.name}")'
+
+
+def test_a_colab_copy_and_the_reference_notebook_give_the_reference_modules():
+    reference = with_reference(exported())
+    for nb, found_by in ((reference, "marker"), (colab_copy(reference), "order")):
+        extracted = cells.extract(cells.read_notebook(json.dumps(nb).encode())[0], catalog.load())
+        assert sorted(extracted.modules) == sorted(catalog.load().modules), extracted.problems
+        assert {o["found_by"] for o in extracted.origins.values()} == {found_by}
+        assert not any("os.system" in s.decode() or "pip" in s.decode() for s in extracted.modules.values())
+
+
+def test_duplicated_and_redefined_exercises_take_the_last_definition_and_name_its_cell():
+    nb = with_reference(exported())
+    later = code("# exercise: hvp\ndef hvp(f, x, v):\n    return x * 0\n")
+    nb["cells"].append(later)
+    extracted = cells.extract(cells.read_notebook(json.dumps(nb).encode())[0], catalog.load())
+    assert extracted.origins["hvp"]["cell"] == len(nb["cells"])
+    assert extracted.modules["grad.py"].decode().rstrip().endswith("return x * 0")
+
+
+def test_a_deleted_stub_cell_costs_its_exercise_only_with_a_message():
+    nb = with_reference(exported())
+    nb["cells"] = [c for c in nb["cells"] if c.get("id") != "exercise-hvp"]
+    extracted = cells.extract(cells.read_notebook(json.dumps(nb).encode())[0], catalog.load())
+    assert "hvp" not in extracted.origins and "partial_grads" in extracted.origins
+    assert any("no cell defines hvp" in p for p in extracted.problems)
+
+
+def test_broken_files_get_a_clear_message(tmp_path):
+    text = json.dumps(with_reference(exported()))
+    truncated = intake.load(write_text(tmp_path / "truncated.ipynb", text[: len(text) // 2]))
+    assert not truncated.files and any("malformed or truncated" in p for p in truncated.problems)
+    other = json.loads(text)
+    other["metadata"][cells.METADATA_KEY]["course"] = "another-course"
+    wrong = intake.load(write(other, tmp_path / "wrong.ipynb"))
+    assert not wrong.files and wrong.wrong_assignment and "another assignment" in wrong.wrong_assignment
+    broken_cell = json.loads(text)
+    broken_cell["cells"].append(code("def hvp(:\n"))
+    sub = intake.load(write(broken_cell, tmp_path / "syntax.ipynb"))
+    assert "grad.py" in sub.files and any("does not parse" in p for p in sub.problems)
+
+
+def test_old_formats_huge_outputs_and_ten_thousand_cells_are_read_within_bounds(tmp_path):
+    nb = with_reference(exported())
+    v40 = copy.deepcopy(nb)
+    v40["nbformat_minor"] = 0
+    for c in v40["cells"]:
+        c.pop("id")
+    assert sorted(intake.load(write(v40, tmp_path / "v40.ipynb")).files) == sorted(catalog.load().modules)
+    huge = copy.deepcopy(nb)
+    huge["cells"][1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "x" * (20 * 2**20)}]
+    assert len(intake.load(write(huge, tmp_path / "huge.ipynb")).files) == len(catalog.load().modules)
+    many = copy.deepcopy(nb)
+    many["cells"] += [code(f"y{i} = {i}\nprint(y{i})") for i in range(10_000)]
+    start = time.perf_counter()
+    sub = intake.load(write(many, tmp_path / "many.ipynb"))
+    took = time.perf_counter() - start
+    assert len(sub.files) == len(catalog.load().modules) and took < 60, took
+
+
+def write_text(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_notebook_hand_ins_score_exactly_like_the_reference_modules(tmp_path):
+    reference = with_reference(exported())
+    paths = [str(write(reference, tmp_path / "reference.ipynb")), str(write(colab_copy(reference), tmp_path / "colab.ipynb")),
+             str(write(exported(), tmp_path / "stubs.ipynb")), str(ROOT / "solutions")]
+    grade_many(paths, tmp_path / "out", Options(device="cpu", folders=("public", "hidden")), workers=1)
+    scores = {p: json.loads((tmp_path / "out" / f"{p}.json").read_text()) for p in ("reference", "colab", "stubs", "solutions")}
+    per_exercise = {p: {e["name"]: e["score"] for e in r["exercises"]} for p, r in scores.items()}
+    assert per_exercise["reference"] == per_exercise["colab"] == per_exercise["solutions"]
+    assert scores["reference"]["score"] == scores["reference"]["max_score"]
+    assert scores["stubs"]["score"] == 0
+    hvp = next(e for e in scores["reference"]["exercises"] if e["name"] == "hvp")
+    assert hvp["cell"] == {"cell": next(i for i, c in enumerate(reference["cells"], 1) if c.get("id") == "exercise-hvp"),
+                           "id": "exercise-hvp", "found_by": "marker"}
+    assert not Path("/tmp/notebook-pwned").exists()  # the os.system cell ran nowhere
+
+
+@pytest.mark.slow
+def test_the_checks_run_in_a_real_kernel(tmp_path):
+    """The exported notebook with the reference pasted in: every check cell passes; as shipped: fails."""
+    from nbclient import NotebookClient
+
+    stubs = exported()
+    stubs["cells"] = [c for c in stubs["cells"] if not c["id"].startswith("check-") or c["id"] == "check-all"]
+    for nb, expect in ((with_reference(exported()), "PASS 通过"), (stubs, "FAIL 未通过")):
+        nb = nbformat.from_dict(nb)
+        NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+        checked = [c for c in nb.cells if c.cell_type == "code" and "check" in c.metadata.get("tags", [])]
+        for cell in checked:
+            text = "".join(o.get("data", {}).get("text/plain", "") for o in cell.outputs)
+            html = "".join(o.get("data", {}).get("text/html", "") for o in cell.outputs)
+            assert expect in text and expect in html, (cell.source, text[:2000])
+            if expect == "FAIL 未通过":
+                assert "PASS 通过" not in text.split("exercise")[1] and "not written yet" in text
+    screenshot_the_check_output(nb, tmp_path)
+
+
+def screenshot_the_check_output(executed, tmp_path: Path) -> None:
+    """The stubs' `check()` output as nbconvert renders it, in Chromium; the screenshot goes to docs/."""
+    from nbconvert import HTMLExporter
+    from test_report_browser import require_browser
+
+    from browser import chromium
+
+    require_browser()
+    shown = copy.deepcopy(executed)
+    shown.cells = [c for c in shown.cells if c.get("id") == "check-all"]
+    page_file = tmp_path / "check.html"
+    page_file.write_text(HTMLExporter().from_notebook_node(shown)[0], encoding="utf-8")
+    with chromium(width=1100, height=900) as page:
+        page.goto(page_file.as_uri())
+        table = page.locator(".autograd-lab-check table")
+        assert table.count() == 1 and "FAIL 未通过" in table.inner_text() and "In [" in table.inner_text()
+        shot = ROOT / "docs" / "notebook-check.png"
+        page.screenshot(path=str(shot), clip={"x": 0, "y": 0, "width": 1100, "height": 900})
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
