@@ -88,6 +88,7 @@ PLANTS = {
     "layers": ("protocol/wire.py", "import grader.sandboxed.seal"),
     "host-layers": ("host/distributed.py", "from grader.host import runner"),
     "sandboxed-layers": ("sandboxed/seal.py", "from grader.sandboxed import worker"),
+    "similarity-layers": ("similarity/normalize.py", "from grader.similarity import index"),
 }
 
 
