@@ -130,7 +130,7 @@ def test_the_checks_run_in_a_real_kernel(tmp_path):
             html = "".join(o.get("data", {}).get("text/html", "") for o in cell.outputs)
             assert expect in text and expect in html, (cell.source, text[:2000])
             if expect == "FAIL 未通过":
-                assert "PASS 通过" not in text.split("exercise")[1] and "not written yet" in text
+                assert "PASS 通过" not in text.split("exercise")[1] and "not started yet" in text, text
     screenshot_the_check_output(nb, tmp_path)
 
 
