@@ -98,14 +98,55 @@ def write_text(path: Path, text: str) -> Path:
     return path
 
 
+def test_every_nbformat_4_minor_is_read_alike():
+    nb = with_reference(exported())
+    read = {}
+    for minor in range(6):
+        old = copy.deepcopy(nb)
+        old["nbformat_minor"] = minor
+        for c in old["cells"] if minor < 5 else ():
+            c.pop("id")  # cell ids came with 4.5
+        nbformat.validate(nbformat.from_dict(old))
+        cells_read, _, problems = cells.read_notebook(json.dumps(old).encode())
+        assert not problems, (minor, problems)
+        read[minor] = cells.extract(cells_read, catalog.load()).modules
+    assert sorted(read[0]) == sorted(catalog.load().modules)
+    assert all(modules == read[5] for modules in read.values())
+
+
+def reordered(nb: dict) -> dict:
+    """Every code cell in the reverse order (helpers after their callers, imports last)."""
+    nb = copy.deepcopy(nb)
+    nb["cells"] = [c for c in nb["cells"] if c["cell_type"] != "code"] + [c for c in reversed(nb["cells"]) if c["cell_type"] == "code"]
+    return nb
+
+
+def without_cell(nb: dict, cell_id: str) -> dict:
+    nb = copy.deepcopy(nb)
+    nb["cells"] = [c for c in nb["cells"] if c.get("id") != cell_id]
+    return nb
+
+
 def test_notebook_hand_ins_score_exactly_like_the_reference_modules(tmp_path):
+    """The reference as a notebook, as a Colab copy, reordered, with a stub cell deleted, and a
+    truncated file, graded in one class with the .py reference: each gets its right score or, for the
+    truncated one, a message, and nothing of the others is lost."""
     reference = with_reference(exported())
+    truncated = json.dumps(reference)
+    (tmp_path / "truncated.ipynb").write_text(truncated[: len(truncated) // 3], encoding="utf-8")
     paths = [str(write(reference, tmp_path / "reference.ipynb")), str(write(colab_copy(reference), tmp_path / "colab.ipynb")),
+             str(write(reordered(reference), tmp_path / "reordered.ipynb")),
+             str(write(without_cell(reference, "exercise-hvp"), tmp_path / "no_hvp.ipynb")), str(tmp_path / "truncated.ipynb"),
              str(write(exported(), tmp_path / "stubs.ipynb")), str(ROOT / "solutions")]
     grade_many(paths, tmp_path / "out", Options(device="cpu", folders=("public", "hidden")), workers=1)
-    scores = {p: json.loads((tmp_path / "out" / f"{p}.json").read_text()) for p in ("reference", "colab", "stubs", "solutions")}
+    names = ("reference", "colab", "reordered", "no_hvp", "truncated", "stubs", "solutions")
+    scores = {p: json.loads((tmp_path / "out" / f"{p}.json").read_text()) for p in names}
     per_exercise = {p: {e["name"]: e["score"] for e in r["exercises"]} for p, r in scores.items()}
-    assert per_exercise["reference"] == per_exercise["colab"] == per_exercise["solutions"]
+    assert per_exercise["reference"] == per_exercise["colab"] == per_exercise["reordered"] == per_exercise["solutions"]
+    assert per_exercise["no_hvp"] == {**per_exercise["solutions"], "hvp": 0}
+    assert any("no cell defines hvp" in p for p in scores["no_hvp"]["submission_errors"])
+    assert scores["truncated"]["score"] == 0
+    assert any("malformed or truncated" in p for p in scores["truncated"]["submission_errors"])
     assert scores["reference"]["score"] == scores["reference"]["max_score"]
     assert scores["stubs"]["score"] == 0
     hvp = next(e for e in scores["reference"]["exercises"] if e["name"] == "hvp")

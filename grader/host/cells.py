@@ -24,6 +24,7 @@ assignment's identity from the notebook metadata written by `grader export noteb
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -149,7 +150,7 @@ def extract(cells: list[Cell], course: catalog.Catalog | None = None, name: str 
     for cell in cells:
         module, found_by = _label(cell, exercise_module, course.modules)
         try:
-            tree = ast.parse(python_source(cell.source[:MAX_CELL_BYTES]))
+            statements = parsed_cell(cell.source[:MAX_CELL_BYTES])
         except (SyntaxError, ValueError) as exc:
             skipped += 1
             if len(out.problems) < MAX_PROBLEMS:
@@ -158,7 +159,7 @@ def extract(cells: list[Cell], course: catalog.Catalog | None = None, name: str 
                                     f"{type(exc).__name__}: {getattr(exc, 'msg', str(exc))[:120]} (line {getattr(exc, 'lineno', '?')}) "
                                     f"/ 第 {cell.index} 个单元格有语法错误，已跳过")
             continue
-        parsed.append((cell, module, found_by, tree.body))
+        parsed.append((cell, module, found_by, statements))
     if skipped > MAX_PROBLEMS:
         out.problems.append(f"{name}: {skipped - MAX_PROBLEMS} more cells do not parse, skipped / 另有 "
                             f"{skipped - MAX_PROBLEMS} 个单元格有语法错误")
@@ -186,6 +187,14 @@ def extract(cells: list[Cell], course: catalog.Catalog | None = None, name: str 
                 out.problems.append(f"{name}: no cell defines {exercise}: its tests score 0 / 没有单元格定义 {exercise}")
         out.modules[module] = module_source(futures, imports, body, name).encode()
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def parsed_cell(source: str) -> tuple[ast.stmt, ...]:
+    """A cell's top-level statements, parsed once per distinct source: a notebook's checks re-read
+    every cell the kernel has run, most of them unchanged since the last check. The nodes are
+    shared between calls, so nothing here or in `extract` may change them."""
+    return tuple(ast.parse(python_source(source)).body)
 
 
 def python_source(source: str) -> str:
