@@ -50,6 +50,19 @@ def with_reference(nb: dict) -> dict:
     return nb
 
 
+def with_mistake(nb: dict, name: str) -> dict:
+    """The reference notebook with one learner mistake of sample_submissions.WRONG pasted in a cell of
+    its own at the end (the later definition wins, as the mistake's .py zip appends it)."""
+    from sample_submissions import WRONG
+
+    nb = copy.deepcopy(nb)
+    for module, source in WRONG[name].items():
+        exercise = next(n.name for n in ast.parse(source).body if isinstance(n, (ast.FunctionDef, ast.ClassDef)))
+        assert catalog.load().exercise(exercise).module == module
+        nb["cells"].append(code(f"# exercise: {exercise}\n{source.lstrip()}"))
+    return nb
+
+
 def colab_copy(nb: dict) -> dict:
     """What Colab and cleaning tools leave: no notebook metadata, no tags, no cell ids, no markers;
     plus a `!pip` cell, an `os.system` cell, a try-it cell and every exercise cell duplicated."""

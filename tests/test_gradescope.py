@@ -123,6 +123,30 @@ def test_an_upload_left_zipped_is_graded(tmp_path, autograder_zip, engine):
     assert results["score"] == engine.grade(sub)["score"] < 100
 
 
+@pytest.mark.slow
+def test_notebook_hand_ins_score_as_their_py_zips(tmp_path, autograder_zip, engine):
+    """A notebook uploaded as it is, and one inside the uploaded zip: the scores of the .py zip of the
+    same code, test by test."""
+    from notebook_support import colab_copy, exported, with_mistake, with_reference, write
+
+    for name, nb, zipped in (("wrong_hvp", with_mistake(with_reference(exported()), "wrong_hvp"), False),
+                             ("wrong_grads_per_step", colab_copy(with_mistake(with_reference(exported()), "wrong_grads_per_step")), True)):
+        work = tmp_path / name
+        work.mkdir()
+        notebook = write(nb, work / "autograd_lab.ipynb")
+        upload = notebook
+        if zipped:
+            upload = work / "upload.zip"
+            with zipfile.ZipFile(upload, "w") as zf:
+                zf.write(notebook, "autograd_lab.ipynb")
+        root = make_root(work, autograder_zip, upload, unpack=False)
+        results = valid(run_autograder(root))
+        report = engine.grade(wrong_zip(name, work / f"{name}.zip"))
+        assert [(t["name"], t["score"]) for t in results["tests"]] == \
+            [(f"{e['name']}: {t['name']}", t["score"]) for e in report["exercises"] for t in e["tests"]]
+        assert results["score"] == report["score"] < FULL_MARKS
+
+
 def test_a_results_json_is_written_when_python_cannot_run(tmp_path, autograder_zip):
     sub = wrong_zip("wrong_hvp", tmp_path / "sub.zip")
     root = make_root(tmp_path, autograder_zip, sub)

@@ -233,6 +233,24 @@ def test_no_student_code_runs_in_otters_processes(graded, name):
     assert graded.markers["naive", name].exists(), f"plain otter ran this submission's code in its {where}"
 
 
+def test_a_notebook_hand_in_through_the_real_otter_run_scores_as_its_py_zip(otter_zip, tmp_path, engine):
+    """`otter run` on a notebook (the reference, and a Colab copy with one learner mistake): otter's
+    per-question scores are those of the .py zip of the same code, to the point."""
+    from notebook_support import colab_copy, exported, with_mistake, with_reference, write
+
+    reference = with_reference(exported())
+    for name, nb, zip_of_py in (("reference", reference, write_zip(tmp_path / "reference.zip", modules_of(SOLUTIONS, {}))),
+                                ("wrong_hvp", colab_copy(with_mistake(reference, "wrong_hvp")),
+                                 wrong_zip("wrong_hvp", tmp_path / "wrong_hvp.zip"))):
+        run = otter_run(otter_zip, write(nb, tmp_path / f"{name}.ipynb"), tmp_path / "otter" / name)
+        report = engine.grade(zip_of_py)
+        assert run.scores == {e["name"]: e["score"] for e in report["exercises"]}, run.stdout
+        assert sum(run.scores.values()) == pytest.approx(report["score"])
+        assert "graded this submission in its sandbox" in run.stdout
+        OTTER_RUNS.append((f"{name}.ipynb: otter {sum(run.scores.values()):g} / the .py zip {report['score']:g}", run.seconds))
+    assert sum(run.scores.values()) < FULL_MARKS
+
+
 # ============================================================================= plain otter, for contrast
 
 def naive_total(graded, name):
