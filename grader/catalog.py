@@ -216,6 +216,8 @@ def parse(data: dict, path: Path = DEFAULT_COURSE) -> Catalog:
         raise CatalogError(f"{path.name}: `helpers:` is a list of .py files")
     places = {key: str(data[key]) for key in ("stubs", "solutions", "learner_mistakes", *FOLDERS) if data.get(key)}
     exercises = [_exercise(name, entry, modules) for name, entry in data["exercises"].items()]
+    order = {m: n for n, m in enumerate(modules)}  # an exercise sits with its module, wherever the file lists it
+    exercises.sort(key=lambda e: order.get(e.module, len(order)))
     seen: dict[tuple[str, str], str] = {}
     for e in exercises:
         for t in e.tests:

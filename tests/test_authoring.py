@@ -86,6 +86,8 @@ def test_the_new_exercise_grades_reference_stubs_and_mistake(project_copy):
     reference, stubs, wrong_report = reports["solutions"], reports["exercises"], reports["mistake"]
 
     new = next(e for e in reference["exercises"] if e["name"] == NEW)
+    modules = [e["module"] for e in reference["exercises"]]  # appended last, it sits with its module's others
+    assert modules == sorted(modules, key=list(dict.fromkeys(modules)).index), modules
     assert new["module"] == "grad.py" and new["max_score"] == 3
     assert reference["score"] == reference["max_score"]
     assert [t["name"] for e in reference["exercises"] for t in e["tests"] if t["status"] != "passed"] == []

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import time
+
+import course_copy
 from grader import catalog
 from grader.validate import audit, lazy
+
+from conftest import ROOT
 
 COURSE = catalog.load()
 
@@ -55,3 +63,80 @@ def test_a_reference_that_fails_a_test_is_a_problem():
     assert found.problems == []
     audit.reference_problems(report({"hvp": 4}), "seed 1 on cpu", found)
     assert found.problems == ["the reference at seed 1 on cpu: hvp/test_x failed: m"]
+
+
+# ============================================================================= a course that shrinks (read, not graded)
+
+def test_an_exercise_left_in_the_stubs_and_tests_after_leaving_the_course_file_stops_the_audit_at_once(tmp_path):
+    """Removing an exercise from the course file only: its stub and solution still define it (the bundle would
+    tell students it "still raises NotImplementedError"), its tests are still in the test files. The audit
+    names each, before grading anything (no table of zeros)."""
+    course_file = course_copy.copy_course(tmp_path)
+    data = course_copy.read(course_file)
+    gone = next(n for n, e in data["exercises"].items() if e["module"] == COURSE.modules[-1])
+    module, tests = data["exercises"][gone]["module"], [t.name for t in COURSE.exercise(gone).tests]
+    del data["exercises"][gone]
+    course_copy.write(course_file, data)
+    said = []
+    started = time.perf_counter()
+    found = audit.run(catalog.load(course_file), None, say=said.append)
+    assert time.perf_counter() - started < 60 and found.graded == 0, said
+    assert not any("grading" in line for line in said) and any("nothing graded" in line for line in said)
+    for place in ("stubs", "solutions"):
+        assert any(p.startswith(f"{place}/{module}: defines {gone}, which course.yaml does not list") for p in found.problems)
+    for test in tests:
+        assert any(f": {test} is not listed in course.yaml" in p for p in found.problems), (test, found.problems)
+
+
+def test_a_listed_test_no_file_defines_and_an_unused_helper_are_named_before_grading(tmp_path):
+    course_file = course_copy.copy_course(tmp_path)
+    data = course_copy.read(course_file)
+    first = COURSE.exercises[0]
+    data["exercises"][first.name]["hidden"]["test_nobody_wrote_this"] = 1
+    course_copy.write(course_file, data)
+    helpers = tmp_path / "cases" / COURSE.helper_files[0]
+    helpers.write_text(helpers.read_text().replace("FUNCTIONS = {", 'FUNCTIONS = {\n    "left_behind": abs,', 1))
+    course = catalog.load(course_file)
+    assert audit.test_problems(course) == [
+        f"{first.name}: hidden test test_nobody_wrote_this is listed in course.yaml but no test file of hidden/ defines it"]
+    assert audit.unused_helpers(course) == [
+        f"{helpers.name}: no test names FUNCTIONS['left_behind']: remove it if its exercise left the course"]
+
+
+def test_an_exercise_removed_as_the_authoring_guide_says_leaves_nothing_to_report(tmp_path):
+    course_file = course_copy.copy_course(tmp_path)
+    gone = COURSE.exercises[-1].name
+    course_copy.remove_exercise(course_file, gone)
+    course = catalog.load(course_file)
+    assert gone not in course.modules_by_function
+    rows = {e.name: audit.Row(e.name, e.module, "", 0, 1) for e in course.exercises}
+    assert audit.agreement_problems(course, rows) == [] and audit.test_problems(course) == []
+    assert audit.unused_helpers(COURSE) == []  # this course's helpers are all used
+
+
+def test_an_exercise_added_at_the_end_of_the_course_file_sits_with_its_module():
+    data = course_copy.read(COURSE.path)
+    first = next(iter(data["exercises"]))
+    moved = {**{n: e for n, e in data["exercises"].items() if n != first}, first: data["exercises"][first]}
+    course = catalog.parse({**data, "exercises": moved}, COURSE.path)
+    module = COURSE.exercise(first).module
+    others = [e.name for e in COURSE.exercises if e.name != first]
+    after = max(i for i, n in enumerate(others) if COURSE.exercise(n).module == module)
+    assert [e.name for e in course.exercises] == others[:after + 1] + [first] + others[after + 1:]
+    assert [e.module for e in course.exercises] == sorted((e.module for e in course.exercises), key=course.modules.index)
+
+
+def test_validate_one_exercise_grades_its_tests_and_mistakes_only(tmp_path):
+    """`grader validate --exercise NAME`: the quick check while writing one exercise."""
+    name = COURSE.exercises[0].name
+    done = subprocess.run([sys.executable, "-m", "grader", "validate", "--exercise", name, "--seeds", "0",
+                           "--scores", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = [line.split()[0] for line in done.stdout.splitlines()[2:] if line.split() and line.split()[0] in COURSE.modules_by_function]
+    assert rows == [name], done.stdout
+    assert f"the exercise {name} alone" in done.stdout and "every check held" in done.stdout
+    reference = json.loads((tmp_path / "reference.json").read_text())
+    assert [e["name"] for e in reference["exercises"]] == [name]
+    assert reference["score"] == reference["max_score"] == COURSE.exercise(name).max_score
+    mistakes = {p.stem for p in tmp_path.glob("mistake-*.json")}
+    assert mistakes and all(json.loads((tmp_path / f"{m}.json").read_text())["exercises"][0]["name"] == name for m in mistakes)

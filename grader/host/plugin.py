@@ -104,6 +104,8 @@ class GradingPlugin:
                   if t.folder in self.folders and (not self.only or e.name in self.only)}
         for folder, name in sorted(listed - {(s.folder, s.name) for s in counts}):
             self.errors.append(f"test {folder}/{name} is listed in {self.catalog.path.name} but was not collected")
+        if self.errors:  # the cases are wrong: run none of them, so the engine says so at once (no table of zeros)
+            deselected, selected = deselected + selected, []
         if deselected:
             config.hook.pytest_deselected(items=deselected)
         items[:] = selected

@@ -1,4 +1,4 @@
-"""`grader validate [--mistakes DIR] [--course PATH]`: the command line of the course audit."""
+"""`grader validate [--mistakes DIR] [--course PATH] [--exercise NAME]`: the command line of the course audit."""
 
 from __future__ import annotations
 
@@ -24,6 +24,9 @@ def register(commands, exports) -> None:
     p.add_argument("--scores", type=Path, metavar="DIR",
                    help="keep the score files graded at the first seed in DIR (reference.json, stubs.json, "
                         "mistake-<name>.json, lazy-<mode>.json)")
+    p.add_argument("--exercise", metavar="NAME", default=None,
+                   help="audit one exercise only: its tests, its learner mistakes, its lazy answers (the quick "
+                        "check while writing it; the full audit before a release)")
     p.set_defaults(func=cmd_validate)
 
 
@@ -35,7 +38,7 @@ def cmd_validate(args) -> int:
     if folder is None or not Path(folder).is_dir():
         raise UsageError(f"no folder of learner mistakes: {folder} (give one with --mistakes DIR)")
     result = audit.run(course, Path(folder), seeds=tuple(args.seeds or audit.DEFAULT_SEEDS), workers=args.jobs,
-                       scores_dir=args.scores)
+                       scores_dir=args.scores, only=args.exercise)
     print(audit.table(result))
     print()
     print(audit.summary(result))
