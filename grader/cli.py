@@ -142,7 +142,9 @@ def cmd_check(args) -> int:
     from grader.host.lifecycle import stop_on_signals
     from grader.host.runner import Engine
 
-    engine = Engine(_options(args, ("public",), set(args.exercise) if args.exercise else None))
+    options = _options(args, ("public",), set(args.exercise) if args.exercise else None)
+    options.show_output = True
+    engine = Engine(options)
     try:
         with stop_on_signals():  # Ctrl-C stops the check, instead of failing the test it interrupted
             report = engine.grade(path)

@@ -189,6 +189,12 @@ def check_table(report: dict, path: str, width: int | None = None, totals: dict[
     lines += details
     if len(details) > LONG_DETAILS:
         lines += ["", *table]
+    quiet = [t for e in report["exercises"] for t in e["tests"] if t.get("output") and not verbose
+             and (t["status"] == "passed" or exercise_verdict(e) != "failed")]
+    if quiet:
+        checks = "1 passing check" if len(quiet) == 1 else f"{len(quiet)} passing checks"
+        lines += ["", *wrap(f"Your code printed or warned during {checks}: grader check -v shows it.", width),
+                  *wrap(f"你的代码在 {len(quiet)} 项通过的检查中有输出或警告：grader check -v 可以查看。", width)]
     lines += ["", *_summary(report, totals, width)]
     return "\n".join(lines)
 

@@ -146,13 +146,17 @@ def test_messages_have_their_grammar_and_a_public_only_grade_says_it_is_not_the_
     assert PUBLIC_ONLY not in grading_summary([report], 0, 1.0, "out")
 
 
-def test_a_docstring_row_that_differs_only_by_printed_lines_says_so(tmp_path):
+def test_a_docstring_row_whose_code_prints_compares_the_value_and_shows_the_prints(tmp_path):
+    """Debug prints do not fail the docstring row (its value is compared, as the interpreter shows it);
+    `grader check` says the prints are there, and -v shows them under the check."""
     from conftest import SOLUTIONS, make_submission
 
     source = (SOLUTIONS / "grad.py").read_text().replace(
         "def hvp(f, x: Tensor, v: Tensor) -> Tensor:\n", "def hvp(f, x: Tensor, v: Tensor) -> Tensor:\n    print('debug')\n")
     assert "print('debug')" in source
     folder = make_submission(tmp_path / "sub", {"grad.py": source})
-    result = subprocess.run([sys.executable, "-m", "grader", "check", str(folder), "--exercise", "hvp"], cwd=ROOT,
+    result = subprocess.run([sys.executable, "-m", "grader", "check", str(folder), "--exercise", "hvp", "-v"], cwd=ROOT,
                             capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"})
-    assert "only the printed output differs" in result.stdout and "x test_hvp_small" not in result.stdout, result.stdout
+    assert result.returncode == 0 and "x test_hvp_docstring" not in result.stdout, result.stdout
+    after = result.stdout.split("v test_hvp_docstring: passed / 通过", 1)[1]
+    assert after.splitlines()[1:3] == ["      your code printed / 你的代码输出了:", "      | debug"], result.stdout

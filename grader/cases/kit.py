@@ -299,9 +299,13 @@ def autograd_calls(call: CallResult) -> int:
 
 # ----------------------------------------------------------------------------- docstring examples
 
-def docstring_examples(student, name: str) -> None:
+def docstring_examples(student, name: str, errors: dict[int, dict[str, str]] | None = None) -> None:
     """The examples of `name`'s docstring (as the course wrote them) give, with the student's code,
-    what the docstring shows. Compared here, as `python -m doctest` compares them."""
+    what the docstring shows. Compared here, as `python -m doctest` compares them, except that lines
+    the student's code printed do not count: the example's value is compared (`grader check` shows the
+    prints under the check). `errors`: for the example at that index (from 0), which error text means
+    which mistake; where it is not given, an error names a mistake only when one mistake alone of
+    the exercise fits it."""
     import doctest
 
     from grader.cases import examples
@@ -313,30 +317,40 @@ def docstring_examples(student, name: str) -> None:
     printed = returned(call, list)
     checker = doctest.OutputChecker()
     where = f"exercises/{catalog.load().exercise(name).module}"
-    for example, got in zip(wanted, printed):
+    for index, (example, got) in enumerate(zip(wanted, printed)):
         shown = ">>> " + example["source"].rstrip().replace("\n", "\n... ")
         line = f"{where}, line {example['line']}"
-        if type(got) is dict:
+        if type(got) is dict and "raised" in got:
             text = str(got.get("raised"))
             raise Fail(f"the docstring example ({line}) raised / 文档字符串示例（{line}）抛出了异常:\n{shown}\n"
-                       f"{text[:400]}", mistake=catalog.error_mistake(name, text))
-        if type(got) is not str or not checker.check_output(example["want"], got, 0):
-            if type(got) is str and printed_first(checker, example["want"], got):
-                raise Fail(f"the docstring example ({line}) shows what it should, after lines your code printed: only "
-                           f"the printed output differs (remove the print() calls) / 文档字符串示例（{line}）的结果正确，"
-                           f"只是前面多了你的代码打印的内容（请删除 print() 调用）:\n{shown}",
-                           f"expected:\n{example['want']}got:\n{got}")
-            raise Fail(f"the docstring example ({line}) gives something else / 文档字符串示例（{line}）的结果不同:"
-                       f"\n{shown}",
-                       f"expected:\n{example['want']}got:\n{got}")
+                       f"{text[:400]}", mistake=_example_mistake(name, text, (errors or {}).get(index)))
+        value, output = (got.get("shown"), got.get("output")) if type(got) is dict else (None, None)
+        if type(value) is not str or type(output) is not str:
+            raise Fail(f"the docstring example ({line}) could not be read / 文档字符串示例（{line}）的结果无法读取")
+        if checker.check_output(example["want"], value, 0) or checker.check_output(example["want"], output, 0):
+            continue
+        extra = output != value
+        raise Fail(f"the docstring example ({line}) gives something else / 文档字符串示例（{line}）的结果不同:"
+                   f"\n{shown}" + ("\nits value is compared; what your code printed is shown below, not compared / "
+                                   "比较的是示例的值；你的代码打印的内容显示在下方，不参与比较" if extra else ""),
+                   f"expected:\n{example['want']}got:\n{value or '(nothing: the example returned None) / （无：示例返回 None）'}")
     if len(printed) < len(wanted):
         raise Fail("the docstring examples did not all run / 文档字符串示例没有全部运行")
 
 
-def printed_first(checker, want: str, got: str) -> bool:
-    """`got` is what the example shows, preceded by lines the code printed."""
-    lines = got.splitlines(keepends=True)
-    return any(checker.check_output(want, "".join(lines[i:]), 0) for i in range(1, len(lines)))
+def _example_mistake(name: str, text: str, errors: dict[str, str] | None) -> str | None:
+    """The mistake an error of a docstring example names: the test's own map for that example first;
+    else the one mistake of the exercise whose error text fits, else the one common mistake that fits
+    (none when several do: a wrong hint is worse than none)."""
+    for fragment, mistake in (errors or {}).items():
+        if fragment in text:
+            return mistake
+    course = catalog.load()
+    for section in (course.exercise(name).mistakes, course.common_mistakes):
+        fitting = [key for key, m in section.items() if m.error and m.error in text]
+        if fitting:
+            return fitting[0] if len(fitting) == 1 else None
+    return None
 
 
 # ----------------------------------------------------------------------------- arguments after the call

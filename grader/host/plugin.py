@@ -35,6 +35,7 @@ class TestOutcome:
     hint: str = ""
     duration_s: float = 0.0
     mistake: dict | None = None  # {id, en, zh}: the known learner mistake the failure matched
+    output: str = ""  # what the student's code printed and warned during the test: public checks of `grader check` only
 
     @property
     def score(self) -> float:
@@ -43,13 +44,14 @@ class TestOutcome:
 
 class GradingPlugin:
     def __init__(self, catalog: Catalog, folders: tuple[str, ...], device: str, seed: int,
-                 exercises: set[str] | None = None):
+                 exercises: set[str] | None = None, show_output: bool = False):
         self.student_code: StudentCode | None = None  # the submission being graded
         self.catalog = catalog
         self.folders = folders
         self.device_name = device
         self.seed = seed
         self.only = exercises
+        self.show_output = show_output  # `grader check`: public tests carry what the student's code printed
         self.collected: dict[str, TestOutcome] = {}  # node id -> its outcome before it runs
         self.outcomes: dict[str, TestOutcome] = {}  # the submission's
         self.errors: list[str] = []
@@ -116,7 +118,10 @@ class GradingPlugin:
 
     # -- running ---------------------------------------------------------------------------
     def pytest_runtest_setup(self, item):
-        self.student_code.current_exercise = item.stash[_SPEC].exercise
+        spec = item.stash[_SPEC]
+        self.student_code.current_exercise = spec.exercise
+        self.student_code.capture = self.show_output and spec.folder == "public"
+        self.student_code.printed.clear()
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -134,6 +139,8 @@ class GradingPlugin:
         if outcome is not None:
             if call.when == "call":
                 outcome.duration_s = round(call.duration, 4)
+                if self.student_code.capture:
+                    outcome.output = _clip_output("".join(self.student_code.printed))
             if status == "passed" and call.when == "call":
                 outcome.status, outcome.message = TestStatus.PASSED, ""
             elif status == "failed" and (call.when == "call"
@@ -185,6 +192,15 @@ def classify(excinfo, visible: bool, exercise: str) -> tuple[TestStatus, str, di
     name = type(exc).__name__ if exc is not None else "unknown"
     return TestStatus.ERROR, (_clip(f"the test itself failed ({name}: {exc})") if visible else
                               f"the test could not check the result ({name}) / 测试无法检查结果"), None
+
+
+MAX_OUTPUT = 4000  # characters of a test's prints and warnings kept
+
+
+def _clip_output(text: str) -> str:
+    if len(text) <= MAX_OUTPUT:
+        return text
+    return text[:MAX_OUTPUT] + f"\n[... {len(text) - MAX_OUTPUT} more characters / 另有 {len(text) - MAX_OUTPUT} 个字符]\n"
 
 
 def _clip(text: str) -> str:

@@ -19,8 +19,9 @@ from pathlib import Path
 from grader.protocol.messages import TestStatus
 from grader.safetext import clean_text, formula_safe, replace_lone_surrogates
 
-SCHEMA_VERSION = "1.2"  # 1.1 added tests_sha256, mistake, and the gradebook fields; 1.2 a notebook's `cell`
-READABLE_SCHEMA_VERSIONS = ("1.0", "1.1", "1.2")  # every version the readers and exporters accept
+# 1.1 added tests_sha256, mistake, and the gradebook fields; 1.2 a notebook's `cell`; 1.3 a public check's `output`
+SCHEMA_VERSION = "1.3"
+READABLE_SCHEMA_VERSIONS = ("1.0", "1.1", "1.2", "1.3")  # every version the readers and exporters accept
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schema" / "score.schema.json"
 
 
@@ -74,6 +75,8 @@ def test_entry(o) -> dict:
         entry["hint"] = o.hint
     if o.status != TestStatus.PASSED and o.mistake:
         entry["mistake"] = o.mistake
+    if o.output:  # only a public check of `grader check` has any (grader.host.plugin)
+        entry["output"] = clean_text(o.output)
     return entry
 
 

@@ -48,6 +48,7 @@ class Options:
     extra_hidden: list[str] = field(default_factory=list)
     sandbox: str | None = None  # None: the strongest isolation this machine allows; "process": no namespaces
     course: str | None = None  # the course file (None: the package's own course, grader/cases/course.yaml)
+    show_output: bool = False  # `grader check`: each public test carries what the student's code printed and warned
 
 
 def resolve_device(device: str) -> str:
@@ -71,7 +72,8 @@ class Engine:
         self.tests_sha256 = catalog_module.tests_sha256(self.catalog)
         self.launcher = make_launcher(options.limits, self.catalog, device=options.device, slot=slot,
                                       extra_hidden=options.extra_hidden, force_mode=options.sandbox)
-        self.plugin = GradingPlugin(self.catalog, options.folders, options.device, options.seed, options.exercises)
+        self.plugin = GradingPlugin(self.catalog, options.folders, options.device, options.seed, options.exercises,
+                                    show_output=options.show_output)
         self.session: GradingSession | None = None  # started by the first submission
 
     def _session(self) -> GradingSession:

@@ -77,6 +77,7 @@ class CallResult:
     elapsed: float = 0.0
     device: str = "cpu"
     api_calls: dict = field(default_factory=dict)  # autograd entry points the call used, as reported
+    printed: str = ""  # what the call printed and warned: captured calls only (`StudentCode.capture`)
 
 
 # ----------------------------------------------------------------------------- time budgets and module fates
@@ -147,6 +148,10 @@ class StudentCode:
         self.workers_started = 0
         self.peak_memory_mb: float | None = None
         self.output: list[str] = []
+        # A public check of `grader check`: the worker captures each call's prints and warnings, collected
+        # in `printed` for the test that made the calls (the plugin turns it on per test, never for a hidden one).
+        self.capture = False
+        self.printed: list[str] = []
         self.requests = 0
         self.precise_not_before = 0.0
 
@@ -200,6 +205,8 @@ class StudentCode:
             "args": encode_arguments(list(args), blobs),
             "kwargs": encode_arguments(dict(kwargs), blobs),
         }
+        if self.capture:
+            request["capture"] = True
         self._ensure_imported(module)
         body, reply_blobs = self._request(module, request, blobs, what=f"{function}")
         outcome = body.get("outcome")
@@ -221,12 +228,15 @@ class StudentCode:
         if type(api_calls) is not dict or not all(type(k) is str and type(v) is int for k, v in api_calls.items()):
             api_calls = {}
         versions_before = body.get("versions_before")
+        printed = body.get("printed") if self.capture and type(body.get("printed")) is str else ""
+        if printed:
+            self.printed.append(printed)
         return CallResult(
             function=function, args=args, outcome=outcome, value=value, exception=exception,
             args_after=after if type(after) is list else [],
             versions_before=versions_before if type(versions_before) is list else [],
             elapsed=float(body["elapsed"]) if type(body.get("elapsed")) is float else 0.0,
-            device=self.device, api_calls=api_calls,
+            device=self.device, api_calls=api_calls, printed=printed,
         )
 
     # -- worker lifecycle ------------------------------------------------------------------

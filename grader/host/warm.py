@@ -100,7 +100,8 @@ class _LocalSide:
         from grader.host.runner import Options, resolve_device
 
         self.catalog = catalog_module.use(course)
-        self.options = Options(device=resolve_device(device), folders=("public",), course=course, limits=limits)
+        self.options = Options(device=resolve_device(device), folders=("public",), course=course, limits=limits,
+                               show_output=True)
         self.engine = None
 
     def check(self, request: dict) -> dict:

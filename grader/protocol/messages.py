@@ -81,6 +81,7 @@ class CallRequest(_Message):
     probe: str | None  # a probe of grader.sandboxed.helpers.PROBES that calls the target, or None
     args: Any  # a wire value tree: a list of the positional arguments
     kwargs: Any  # a wire value tree: {"$dict": [[name, value], ...]}
+    capture: bool  # a public check of `grader check`: the reply carries what the call printed and warned
 
 
 class PingRequest(_Message):
@@ -125,6 +126,7 @@ class FailureReply(_Message):
 class _CallReply(_Message, total=False):
     value: Any  # returned: a wire value tree
     exception: ExceptionRecord  # raised
+    printed: str  # only when the request asked to `capture`: the call's prints and warnings, plain text
 
 
 class CallReply(_CallReply):

@@ -64,23 +64,52 @@ def load_course(paths: list[str]) -> None:
 
 def _run_examples(target, name: str, sources: tuple) -> list:
     """Run a docstring's examples in order, as doctest does, with `torch` and the student's `name` in
-    scope; what each printed (its value's repr), or {"raised": "Type: message"} for the first that
-    raised, after which the rest are not run. All of it student code: one step."""
-    import contextlib
+    scope. For each: {"shown": its value's repr, as the interpreter displays it, "output": everything
+    it wrote to stdout, that repr included: what doctest compares}; {"raised": "Type: message"} for
+    the first that raised, after which the rest are not run. What the student's code prints also
+    goes on to the call's own stdout (shown under the check in `grader check`). All of it student
+    code: one step."""
     import io
 
     scope = {"torch": torch, name: target}
     printed: list = []
     for source in sources:
-        out = io.StringIO()
+        shown, everything, outer = io.StringIO(), io.StringIO(), sys.stdout
+        saved_hook = sys.displayhook
+
+        def display(value, shown=shown, everything=everything):
+            if value is not None:
+                scope["_"] = value
+                text = repr(value) + "\n"
+                shown.write(text)
+                everything.write(text)
+
+        sys.displayhook, sys.stdout = display, _Tee(everything, outer)
         try:
-            with contextlib.redirect_stdout(out):
-                exec(compile(str(source), f"<{name} docstring>", "single"), scope)  # noqa: S102 (the course's examples)
+            exec(compile(str(source), f"<{name} docstring>", "single"), scope)  # noqa: S102 (the course's examples)
         except BaseException as exc:  # noqa: BLE001  (student code: any error ends the examples)
             printed.append({"raised": f"{type(exc).__name__}: {str(exc)[:500]}"})
             break
-        printed.append(out.getvalue())
+        finally:
+            sys.displayhook, sys.stdout = saved_hook, outer
+        printed.append({"shown": shown.getvalue(), "output": everything.getvalue()})
     return printed
+
+
+class _Tee:
+    """A stdout that writes to two: the example's own record and the call's stdout."""
+
+    def __init__(self, *streams):
+        self.streams = streams
+
+    def write(self, text):
+        for stream in self.streams:
+            stream.write(text)
+        return len(text)
+
+    def flush(self):
+        for stream in self.streams:
+            stream.flush()
 
 
 def probe_docstring_examples(step, relied, target, args, frozen, _run_examples=_run_examples, _type=type, _str=str,
@@ -92,10 +121,12 @@ def probe_docstring_examples(step, relied, target, args, frozen, _run_examples=_
     plain = []
     for p in printed if _type(printed) is _list else ():
         items = _tuple(p.items()) if _type(p) is _dict else ()
-        if _type(p) is _str:
-            plain.append(p)
-        elif _len(items) == 1 and _type(items[0][0]) is _str and items[0][0] == "raised" and _type(items[0][1]) is _str:
+        if _len(items) == 1 and _type(items[0][0]) is _str and items[0][0] == "raised" and _type(items[0][1]) is _str:
             plain.append({"raised": items[0][1]})
+        elif (_len(items) == 2 and _type(items[0][0]) is _str and _type(items[0][1]) is _str
+              and _type(items[1][0]) is _str and _type(items[1][1]) is _str
+              and items[0][0] == "shown" and items[1][0] == "output"):
+            plain.append({"shown": items[0][1], "output": items[1][1]})
     return plain, None
 
 

@@ -19,6 +19,7 @@ import sys
 import time
 import traceback
 import types
+import warnings
 from typing import Any
 
 import torch
@@ -62,6 +63,7 @@ _tuple_items = tuple.__getitem__
 _everything = slice(None)
 
 MAX_MESSAGE_TEXT = 2000
+MAX_PRINTED = 4000  # characters of a call's prints and warnings that a captured call's reply carries
 
 
 # ----------------------------------------------------------------------------- encoding results
@@ -389,18 +391,21 @@ class Worker:
         # earlier call or import must not break the exercises graded after it
         _set_grad_enabled(True)
         calls.clear()
+        printed: list = []  # what each step printed and warned, when the request asks to capture it
+        run = _capturing(step, printed, self.workdir) if body.get("capture") is True else step
         start = perf_counter()
         found, failure = step(self._find, (module_name, attr), None, relied, True)
         if failure is None and found[0] == "target":
             if probe is not None:
-                value, failure = probe(step, relied, found[1], args, frozen)
+                value, failure = probe(run, relied, found[1], args, frozen)
             else:
-                value, failure = step(found[1], args, kwargs, relied, describe=self.describe_with_frames)
+                value, failure = run(found[1], args, kwargs, relied, describe=self.describe_with_frames)
             if failure is None and synchronize is not None:
                 _, failure = step(synchronize, (), None, relied)
         elapsed = perf_counter() - start
-        return reply(guarded, failure, found, lambda: self._returned(value if failure is None else None, failure,
-                                                                     args, elapsed, versions_before, calls))
+        return reply(guarded, failure, found, lambda: self._returned(
+            value if failure is None else None, failure, args, elapsed, versions_before, calls,
+            _printed_text(printed) if run is not step else None))
 
     def describe_with_frames(self, exc: BaseException, _describe=guard.describe) -> dict:
         """An exception of a call as plain data, with the frames of the submission's own modules."""
@@ -426,12 +431,15 @@ class Worker:
             return _failure_reply(found[1]), []
         return reply()
 
-    def _returned(self, value, failure, args: tuple, elapsed: float, versions_before: tuple, calls: dict) -> tuple:
+    def _returned(self, value, failure, args: tuple, elapsed: float, versions_before: tuple, calls: dict,
+                  printed: str | None = None) -> tuple:
         encoder = Encoder(args)
         if failure is None:
             reply: CallReply = {"outcome": Outcome.RETURNED, "value": encoder.value(value)}
         else:
             reply = {"outcome": Outcome.RAISED, "exception": failure[1]}
+        if printed is not None:
+            reply["printed"] = printed
         reply["elapsed"] = elapsed
         reply["api_calls"] = {k: v for k, v in calls.items() if type(k) is str and type(v) is int}
         reply["versions_before"] = list(versions_before)
@@ -498,6 +506,55 @@ class Worker:
         for name in self.module_names:
             sys.modules.pop(name, None)  # a same-named module from elsewhere must not stand in
         importlib.invalidate_caches()
+
+
+# ----------------------------------------------------------------------------- a public check's prints
+
+def _capturing(step, printed: list, workdir: str):
+    """`step`, with what the step's code prints (stdout and stderr) and warns going into `printed`,
+    one string per step. The capture is made and undone inside the step itself, in student time:
+    after the step the worker reads only the strings in `printed` (`_printed_text`)."""
+    def capturing_step(fn, args=(), kwargs=None, relied=(), first=False, describe=guard.describe):
+        return step(_captured, (fn, args, kwargs, printed, workdir), None, relied, first, describe)
+
+    return capturing_step
+
+
+def _captured(fn, args, kwargs, printed: list, workdir: str):
+    """Call fn with sys.stdout and sys.stderr going to a buffer and every warning shown there (each
+    time, not once per place: the course wants torch's warnings seen), a submission's file by its own
+    name; put back afterwards."""
+    import io
+
+    buffer = io.StringIO()
+    saved = sys.stdout, sys.stderr
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if os.path.dirname(str(filename)) == workdir:
+            filename = os.path.basename(filename)
+        buffer.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = show
+        sys.stdout = sys.stderr = buffer
+        try:
+            return fn(*args, **(kwargs or {}))
+        finally:
+            sys.stdout, sys.stderr = saved
+            printed.append(buffer.getvalue())
+
+
+def _printed_text(printed: list, _type=type, _str=str) -> str:
+    """The strings the capturing steps left, joined, at most MAX_PRINTED characters (whatever else the
+    student's code put in the list is left out)."""
+    text, size = [], 0
+    for piece in printed[:64]:
+        if _type(piece) is _str:
+            text.append(piece[:MAX_PRINTED - size])
+            size += len(text[-1])
+    joined = "".join(text)
+    return joined + ("\n[... more output dropped]\n" if size >= MAX_PRINTED else "")
 
 
 def _failure_reply(failure: tuple) -> FailureReply:
