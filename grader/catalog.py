@@ -46,7 +46,7 @@ CASES_DIR = Path(__file__).parent / "cases"
 DEFAULT_COURSE = CASES_DIR / "course.yaml"
 FOLDERS = ("public", "hidden")
 VISIBILITY = {"public": "visible", "hidden": "hidden"}
-COURSE_KEYS = {"course", "stubs", "solutions", "learner_mistakes", "public", "hidden", "helpers", "modules",
+COURSE_KEYS = {"course", "version", "stubs", "solutions", "learner_mistakes", "public", "hidden", "helpers", "modules",
                "mistakes", "exercises"}
 EXERCISE_KEYS = {"module", "general", "public", "hidden", "repair", "mistakes"}
 MISTAKE_KEYS = {"en", "zh", "error"}
@@ -108,6 +108,7 @@ class Course:
     exercises: list[Exercise]
     path: Path = DEFAULT_COURSE  # the course file
     name: str = "course"
+    version: str = ""  # the assignment's version (a term, a revision): a notebook of another one is refused
     module_info: dict[str, dict] = field(default_factory=dict)  # module file -> its facts (lecture, ...)
     common_mistakes: dict[str, Mistake] = field(default_factory=dict)
     places: dict[str, str] = field(default_factory=dict)  # stubs, solutions, learner_mistakes, public, hidden
@@ -228,6 +229,7 @@ def parse(data: dict, path: Path = DEFAULT_COURSE) -> Catalog:
     if unused:
         raise CatalogError(f"{path.name}: modules without an exercise: {', '.join(unused)}")
     return Catalog(exercises=exercises, path=Path(path), name=str(data.get("course") or Path(path).parent.name),
+                   version=str(data.get("version") or ""),
                    module_info={m: dict(info or {}) for m, info in modules.items()},
                    common_mistakes=_mistakes("mistakes", data.get("mistakes") or {}),
                    places=places, helper_files=tuple(helpers))

@@ -7,7 +7,8 @@ per module a bilingual section (the stub's module docstring) and a cell with the
 helpers (marker `# module: grad.py`, tag `module:grad.py`); per exercise its docstring as Markdown,
 its stub as a code cell (marker `# exercise: hvp`, tag `exercise:hvp`) and a check cell
 (`check("hvp")`); at the end `check()` for all and `submit()`. The notebook metadata names the
-course and the grader version (`grader.host.cells.METADATA_KEY`), checked when the notebook is graded.
+course's name and version and the grader version (`grader.host.cells.METADATA_KEY`); the course and its
+version are checked when the notebook is graded.
 
 Cell ids are stable (`exercise-hvp`), so the same course gives the same bytes. A course made with
 `--course` gets its own notebook with no change here.
@@ -94,7 +95,8 @@ def build_notebook(course: catalog_module.Catalog, install: str = DEFAULT_INSTAL
               code("check-all", "check()", ["check"]), code("submit", "submit()", ["submit"])]
     metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
                 "language_info": {"name": "python"},
-                METADATA_KEY: {"course": course.name, "grader_version": grader.__version__, "modules": course.modules}}
+                METADATA_KEY: {"course": course.name, "version": course.version, "grader_version": grader.__version__,
+                               "modules": course.modules}}
     notebook = {"cells": cells, "metadata": metadata, "nbformat": 4, "nbformat_minor": 5}
     _validate(notebook)
     return notebook

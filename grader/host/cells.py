@@ -35,7 +35,7 @@ MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024  # outputs of many megabytes are read, nev
 MAX_CELLS = 20_000
 MAX_CELL_BYTES = 256 * 1024
 MAX_PROBLEMS = 5  # messages about single cells; the rest are counted
-METADATA_KEY = "autograd_lab"  # notebook metadata: {"course": name, "grader_version": ...}
+METADATA_KEY = "autograd_lab"  # notebook metadata: {"course": name, "version": ..., "grader_version": ...}
 MARKER = re.compile(r"^\s*#\s*(exercise|module)\s*:\s*([A-Za-z_][\w.]*)\s*$")
 TAG = re.compile(r"^(exercise|module):([A-Za-z_][\w.]*)$")
 KEPT_IMPORTS = (ast.Import, ast.ImportFrom)
@@ -126,15 +126,22 @@ def _as_version_4(nb: dict, name: str) -> dict:
 
 
 def identity_problem(metadata: dict, course: catalog.Catalog, name: str) -> str | None:
-    """Why this notebook is another assignment's, from its metadata; None when it is this one's or
-    says nothing (a copy whose metadata was cleaned is graded on its code)."""
+    """Why this notebook is another assignment's (another course's, or another version's of this
+    course), from its metadata; None when it is this one's or says nothing (a copy whose metadata was
+    cleaned is graded on its code; so is one written before versions were recorded)."""
     mine = metadata.get(METADATA_KEY)
     if not isinstance(mine, dict) or "course" not in mine:
         return None
-    if mine.get("course") != course.name:
-        return (f"{name} is the notebook of another assignment ({str(mine.get('course'))[:80]!r}, not {course.name!r}): "
-                f"hand in this course's notebook / {name} 是另一份作业（{str(mine.get('course'))[:80]!r}）的 notebook，"
-                f"请提交本课程（{course.name!r}）的 notebook")
+    theirs = str(mine.get("course"))[:80]
+    if theirs != course.name:
+        return (f"{name} is the notebook of another assignment ({theirs!r}, not {course.name!r}): it was not graded; "
+                f"hand in this course's notebook / {name} 是另一份作业（{theirs!r}，而非 {course.name!r}）的 notebook，"
+                f"未评分；请提交本课程的 notebook")
+    version = str(mine.get("version") or "")[:40]
+    if version and course.version and version != course.version:
+        return (f"{name} is the notebook of version {version!r} of {course.name!r}, not of this version "
+                f"({course.version!r}): it was not graded; hand in the notebook of this version / {name} 是 "
+                f"{course.name!r} 第 {version!r} 版的 notebook，而非本版（{course.version!r}），未评分；请提交本版的 notebook")
     return None
 
 
