@@ -4,7 +4,9 @@ For measurements only, never for grading: the submission's code runs in a thread
 process. `InProcessEngine.grade(path)` differs from `grader.host.runner.Engine.grade` in one thing,
 what stands behind the `student` fixture's socket: a `grader.sandboxed.worker.Worker` serving requests
 in a thread here (no fork, no namespaces, no limits, no seal) instead of a sandboxed process.
-The difference between the two is the cost of isolation.
+The difference between the two is the cost of isolation. `_InProcessWorker` and
+`_InProcessLauncher` have the shapes of `grader.host.channel.WorkerHandle` and `WorkerLauncher`,
+as the zygote's do (`tests/test_channel.py` checks both).
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import tempfile
 import threading
 from multiprocessing.connection import Connection
 
+from grader.host.channel import WorkerHandle, WorkerLauncher
 from grader.host.runner import Engine, Options
+from grader.protocol.limits import SandboxPlan
 from grader.sandboxed import worker as worker_module
 
 
@@ -26,9 +30,9 @@ class _Output:
 
 
 class _InProcessWorker:
-    """Looks like grader.host.launcher.WorkerProcess to the trusted side; serves from a thread."""
+    """A `WorkerHandle` like grader.host.launcher.WorkerProcess to the trusted side; serves from a thread."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         ours.setblocking(False)
         self.conn = Connection(ours.detach())
@@ -48,13 +52,13 @@ class _InProcessWorker:
                 return
             worker_module._send(conn.fileno(), reply)  # already framed like Connection.send_bytes
 
-    def tree_memory_kb(self, precise: bool = False):
+    def tree_memory_kb(self, precise: bool = False) -> int | None:
         return None
 
-    def end_status(self, timeout: float = 0.0) -> str:
+    def end_status(self, timeout: float = 1.0) -> str:
         return "unknown"
 
-    def peak_memory_mb(self):
+    def peak_memory_mb(self) -> float | None:
         return None
 
     def close(self, grace: float = 0.0) -> None:
@@ -66,21 +70,24 @@ class _InProcessWorker:
 
 
 class _InProcessLauncher:
-    def __init__(self, plan):
+    """A `WorkerLauncher` whose workers are threads of this process."""
+
+    def __init__(self, plan: SandboxPlan):
         self.plan = plan
 
-    def spawn(self):
+    def spawn(self) -> WorkerHandle:
         return _InProcessWorker()
 
-    def close(self):
+    def close(self) -> None:
         pass
+
 
 
 class InProcessEngine(Engine):
     def __init__(self, options: Options):
         super().__init__(options)
         self.real_launcher = self.launcher
-        self.launcher = _InProcessLauncher(self.real_launcher.plan)
+        self.launcher: WorkerLauncher = _InProcessLauncher(self.real_launcher.plan)
         worker_module.prepare_process([str(p) for p in self.catalog.helpers])
 
     def close(self) -> None:

@@ -1,7 +1,8 @@
 """Starting workers, seen from the engine: the zygote's launcher and the worker handles.
 
 `Launcher` starts one zygote (`grader.sandboxed.zygote`) per grading process and asks it for a
-fresh sandboxed worker per submission; `spawn()` returns a `WorkerProcess`, whose connection
+fresh sandboxed worker per submission; `spawn()` returns a `WorkerProcess` (both have the shapes
+of `grader.host.channel.WorkerLauncher` and `WorkerHandle`), whose connection
 speaks `grader.protocol.wire`, with its output collected and its memory measurable from
 outside. Where `fork` is not available (Windows, macOS), `SpawnLauncher` starts a plain
 subprocess instead. This side decides what a worker must not see (`hidden_paths`) and what it
@@ -25,6 +26,7 @@ from multiprocessing.connection import Connection
 import grader
 from grader import catalog
 from grader.catalog import Catalog
+from grader.host.channel import WorkerLauncher
 from grader.protocol.limits import Limits, SandboxPlan
 from grader.protocol.messages import SpawnReply, SpawnRequest, ZygoteHello, ZygoteOp
 from grader.sandboxed import zygote
@@ -340,7 +342,7 @@ class SpawnLauncher:
 
 
 def make_launcher(limits: Limits, course: Catalog, device: str = "cpu", slot: int = 0,
-                  extra_hidden: list[str] | None = None, force_mode: str | None = None):
+                  extra_hidden: list[str] | None = None, force_mode: str | None = None) -> WorkerLauncher:
     """A launcher of workers for the course's submissions (its helpers loaded, its secrets hidden)."""
     if hasattr(os, "fork") and sys.platform.startswith("linux"):
         return Launcher(limits, course, device=device, slot=slot, extra_hidden=extra_hidden, force_mode=force_mode)

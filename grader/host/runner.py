@@ -30,6 +30,7 @@ import grader
 from grader import catalog as catalog_module
 from grader.errors import GraderError, RunStopped
 from grader.host import intake, lifecycle, results, scoring
+from grader.host.channel import WorkerLauncher
 from grader.host.launcher import describe_sandbox, make_launcher
 from grader.host.plugin import GradingPlugin, TestOutcome
 from grader.host.session import GradingSession
@@ -70,7 +71,7 @@ class Engine:
         self.options = options
         self.catalog = catalog_module.use(options.course)  # the tests' kit reads the process's course
         self.tests_sha256 = catalog_module.tests_sha256(self.catalog)
-        self.launcher = make_launcher(options.limits, self.catalog, device=options.device, slot=slot,
+        self.launcher: WorkerLauncher = make_launcher(options.limits, self.catalog, device=options.device, slot=slot,
                                       extra_hidden=options.extra_hidden, force_mode=options.sandbox)
         self.plugin = GradingPlugin(self.catalog, options.folders, options.device, options.seed, options.exercises,
                                     show_output=options.show_output)

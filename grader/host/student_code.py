@@ -18,7 +18,8 @@ from typing import Any
 
 
 from grader.host.channel import (  # noqa: F401  (framing: importable from here too, the old place)
-    WATCH_INTERVAL_S, DeadlinePassed, MemoryLimitExceeded, MessageTooLarge, _recv_exact, recv_message, send_message,
+    WATCH_INTERVAL_S, DeadlinePassed, MemoryLimitExceeded, MemoryWatch, MessageTooLarge, WorkerHandle,
+    WorkerLauncher, _recv_exact, recv_message, send_message,
 )
 from grader.protocol import wire
 from grader.protocol.limits import Limits
@@ -125,12 +126,14 @@ class ModuleFate:
 class StudentCode:
     """One submission's code behind the worker boundary. Not thread-safe; one per submission.
 
-    On the CPU each of the submission's modules runs in a worker of its own: what one module does
-    to its interpreter (patching torch, leaving threads, breaking its worker) cannot change how
-    another module's functions behave or are reported. On a GPU the modules share one worker:
-    each worker would hold a CUDA context of its own and a share of the device's memory."""
+    By default the submission's modules share one worker (slot "all"), and the worker puts torch
+    and Python back before each import and call. With `--worker-per-module` (CPU only) each module
+    runs in a worker of its own: what one module does to its interpreter (patching torch, leaving
+    threads, breaking its worker) cannot change how another module's functions behave or are
+    reported. On a GPU the modules always share one worker: each worker would hold a CUDA context
+    of its own and a share of the device's memory."""
 
-    def __init__(self, files: dict[str, bytes], launcher, modules: dict[str, str], limits: Limits,
+    def __init__(self, files: dict[str, bytes], launcher: WorkerLauncher, modules: dict[str, str], limits: Limits,
                  device: str = "cpu", seed: int = 0):
         self.files = files
         self.launcher = launcher
@@ -138,8 +141,8 @@ class StudentCode:
         self.limits = limits
         self.device = device
         self.seed = seed
-        self.workers: dict[str, Any] = {}  # slot ("all", or a module name with worker_per_module) -> its worker
-        self.baselines: dict[str, int | None] = {}  # slot -> its worker's memory at start (KiB)
+        self.workers: dict[str, WorkerHandle] = {}  # slot ("all", or a module name with worker_per_module) -> its worker
+        self.watches: dict[str, MemoryWatch] = {}  # slot -> its worker's memory watch (CPU only)
         self.imported: set[str] = set()  # modules imported in their slot's live worker
         self.module_fates: dict[str, ModuleFate] = {}  # module -> why it is never imported again
         self.tampered_exercises: dict[str, str] = {}  # exercise -> how a call tampered: it scores 0
@@ -153,7 +156,6 @@ class StudentCode:
         self.capture = False
         self.printed: list[str] = []
         self.requests = 0
-        self.precise_not_before = 0.0
 
     # -- what became of the modules (read by the engine) ---------------------------------
     def _fates(self, fate: Fate) -> dict[str, str]:
@@ -253,7 +255,8 @@ class StudentCode:
             except (OSError, RuntimeError) as exc:
                 raise WorkerFault(f"could not start a worker: {exc}") from None
             self.workers_started += 1
-            self.baselines[slot] = worker.tree_memory_kb(precise=True) if self.device == "cpu" else None
+            if self.device == "cpu":
+                self.watches[slot] = MemoryWatch(worker, self.limits.memory_mb)
             self.imported -= {m for m in self.imported if self._slot(m) == slot}
             blobs = list(self.files.values())
             load: LoadRequest = {"op": Op.LOAD, "modules": list(dict.fromkeys(self.modules.values())),
@@ -307,7 +310,7 @@ class StudentCode:
         fd = worker.conn.fileno()
         try:
             send_message(fd, wire.pack({**body, "id": request_id}, blobs), deadline)
-            reply = recv_message(fd, deadline, wire.MAX_MESSAGE_BYTES, on_wait=lambda: self._watch_memory(module))
+            reply = recv_message(fd, deadline, wire.MAX_MESSAGE_BYTES, on_wait=self.watches.get(self._slot(module)))
         except DeadlinePassed:
             self._discard_worker(module)
             raise CallTimeout(f"{what} did not return within {timeout:.1f} s") from None
@@ -345,42 +348,17 @@ class StudentCode:
         self._discard_worker(module)
         return WorkerFault(f"the worker sent a malformed reply ({why})")
 
-    def _watch_memory(self, module: str) -> None:
-        """Called about every 50 ms while a worker works: RLIMIT_AS bounds each process, this
-        bounds the worker and all the processes it started together (CPU only). The cheap
-        measure is an upper bound; only when it passes the limit is the precise one taken."""
-        slot = self._slot(module)
-        worker = self.workers.get(slot)
-        if self.device != "cpu" or worker is None:
-            return
-        baseline = self.baselines.get(slot)
-        if baseline is None:
-            baseline = self.baselines[slot] = worker.tree_memory_kb(precise=True)
-            if baseline is None:
-                return
-        limit = baseline + self.limits.memory_mb * 1024
-        cheap = worker.tree_memory_kb()
-        if cheap is None or cheap <= limit:
-            return
-        now = time.monotonic()
-        if now < self.precise_not_before:
-            return
-        used = worker.tree_memory_kb(precise=True) or 0
-        # Many processes make the precise measure slow: never spend more than a fifth of the time on it.
-        self.precise_not_before = now + 4 * (time.monotonic() - now)
-        self.peak_memory_mb = max(self.peak_memory_mb or 0.0, used / 1024)
-        if used > limit:
-            raise MemoryLimitExceeded((used - baseline) / 1024)
-
     def _discard_worker(self, module: str, grace: float = 0.0) -> None:
         slot = self._slot(module)
         worker = self.workers.pop(slot, None)
+        watch = self.watches.pop(slot, None)
         self.imported -= {m for m in self.imported if self._slot(m) == slot}
         if worker is not None:
             worker.close(grace)
-            peak = worker.peak_memory_mb()  # from wait4, now that the worker has ended
-            if peak is not None:
-                self.peak_memory_mb = max(self.peak_memory_mb or 0.0, peak)
+            # from wait4, now that the worker has ended; and what the watch saw of its processes together
+            for peak in (worker.peak_memory_mb(), watch.peak_mb if watch is not None else None):
+                if peak is not None:
+                    self.peak_memory_mb = max(self.peak_memory_mb or 0.0, peak)
             text = worker.output.text()
             if text:
                 label = "all modules" if slot == "all" else f"{slot}.py"
