@@ -55,14 +55,31 @@ def hvp(f, x, v):
     return hv.detach()
 '''
 
+# The routes grading refuses, which the public checks refuse too: hvp through torch.func, and a batched
+# jacobian_rows (every row from one call of torch.autograd.grad)
+ROUTES = (SOLUTIONS / "grad.py").read_text() + '''
+
+def hvp(f, x, v):
+    return torch.func.jvp(torch.func.grad(f), (x.detach(),), (v,))[1].detach()
+
+
+def jacobian_rows(f, x):
+    x = x.detach().requires_grad_(True)
+    y = f(x)
+    if not y.requires_grad:
+        return x.new_zeros((y.numel(), x.numel()))
+    eye = torch.eye(y.numel(), dtype=y.dtype)
+    return torch.autograd.grad(y, x, grad_outputs=eye, is_grads_batched=True)[0].detach()
+'''
+
 
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory):
     """The submissions graded with public and hidden tests, as `grader check` shows output (show_output)."""
-    engine = Engine(Options(seed=0, show_output=True, exercises={"hvp", "numerical_gradient"}))
+    engine = Engine(Options(seed=0, show_output=True, exercises={"hvp", "jacobian_rows", "numerical_gradient"}))
     base = tmp_path_factory.mktemp("output")
     subs = {"printing": {"grad.py": PRINTING_HVP}, "cs231n": {"extensions.py": CS231N_NUMERICAL_GRADIENT},
-            "pyhessian": {"grad.py": PYHESSIAN_HVP}}
+            "pyhessian": {"grad.py": PYHESSIAN_HVP}, "routes": {"grad.py": ROUTES}}
     try:
         yield {name: engine.grade(make_submission(base / name, files)) for name, files in subs.items()}, engine
     finally:
@@ -128,3 +145,11 @@ def test_a_pyhessian_hvp_is_told_about_the_linear_case(checked):
     assert row["status"] == "failed"
     assert row["mistake"]["id"] == "hvp.linear_f", row
     assert "create_graph=True" not in row["mistake"]["en"]
+
+
+def test_the_routes_grading_refuses_are_refused_by_the_public_checks(checked):
+    reports, _ = checked
+    small = _tests(reports["routes"], "hvp")["test_hvp_small"]
+    assert small["status"] == "failed" and small["mistake"]["id"] == "hvp.shortcut", small
+    rows = _tests(reports["routes"], "jacobian_rows")["test_jacobian_rows_small"]
+    assert rows["status"] == "failed" and rows["mistake"]["id"] == "jacobian_rows.one_pass", rows

@@ -299,13 +299,15 @@ def autograd_calls(call: CallResult) -> int:
 
 # ----------------------------------------------------------------------------- docstring examples
 
-def docstring_examples(student, name: str, errors: dict[int, dict[str, str]] | None = None) -> None:
+def docstring_examples(student, name: str, errors: dict[int, dict[str, str]] | None = None,
+                       wrong: dict[int, dict[str, str]] | None = None) -> None:
     """The examples of `name`'s docstring (as the course wrote them) give, with the student's code,
     what the docstring shows. Compared here, as `python -m doctest` compares them, except that lines
     the student's code printed do not count: the example's value is compared (`grader check` shows the
     prints under the check). `errors`: for the example at that index (from 0), which error text means
     which mistake; where it is not given, an error names a mistake only when one mistake alone of
-    the exercise fits it."""
+    the exercise fits it. `wrong`: for the example at that index, what a mistake makes it show
+    (mistake -> the text, as the docstring would write it)."""
     import doctest
 
     from grader.cases import examples
@@ -330,10 +332,13 @@ def docstring_examples(student, name: str, errors: dict[int, dict[str, str]] | N
         if checker.check_output(example["want"], value, 0) or checker.check_output(example["want"], output, 0):
             continue
         extra = output != value
+        mistake = next((key for key, text in (wrong or {}).get(index, {}).items()
+                        if checker.check_output(text.rstrip("\n") + "\n", value, 0)), None)
         raise Fail(f"the docstring example ({line}) gives something else / 文档字符串示例（{line}）的结果不同:"
                    f"\n{shown}" + ("\nits value is compared; what your code printed is shown below, not compared / "
                                    "比较的是示例的值；你的代码打印的内容显示在下方，不参与比较" if extra else ""),
-                   f"expected:\n{example['want']}got:\n{value or '(nothing: the example returned None) / （无：示例返回 None）'}")
+                   f"expected:\n{example['want']}got:\n{value or '(nothing: the example returned None) / （无：示例返回 None）'}",
+                   mistake=mistake)
     if len(printed) < len(wanted):
         raise Fail("the docstring examples did not all run / 文档字符串示例没有全部运行")
 

@@ -11,8 +11,10 @@ def test_grads_per_step_lecture(student):
     w = 1，xs = [2, 3]：dy/dw = 2w + x + 1，依次为 5 和 6，因为每一步之后都清零了梯度（w.grad.zero_()）。"""
     w, xs = torch.tensor([1.0]), [torch.tensor([2.0]), torch.tensor([3.0])]
     call = student.call("grads_per_step", w, xs)
+    # not zeroed: the second row is 5 + 6 = 11; w.grad itself recorded: the zero_() after it wipes every row
     close(result_tensor(call, returned(call), "the stack of gradients", like=w, shape=(2, 1)),
-          torch.tensor([[5.0], [6.0]]), "the stack of gradients")
+          torch.tensor([[5.0], [6.0]]), "the stack of gradients",
+          mistakes={"not_zeroed": torch.tensor([[5.0], [11.0]]), "recorded_alias": torch.zeros(2, 1)})
     unchanged(call, "w", "xs")
 
 
@@ -64,7 +66,8 @@ def test_grads_per_step_keeps_w_grad(student):
     w, xs = torch.tensor([1.0]), [torch.tensor([2.0]), torch.tensor([0.0])]
     call = student.call("grads_per_step", Arg(w, grad=torch.tensor([7.0])), xs)
     close(result_tensor(call, returned(call), "the stack of gradients", like=w, shape=(2, 1)),
-          torch.tensor([[5.0], [3.0]]), "the stack of gradients")
+          torch.tensor([[5.0], [3.0]]), "the stack of gradients",
+          mistakes={"not_zeroed": torch.tensor([[5.0], [8.0]]), "recorded_alias": torch.zeros(2, 1)})
     unchanged(call, "w", "xs")
 
 

@@ -18,9 +18,11 @@ def test_smooth_abs_small(student):
     y, dy, d2y = returned(call, tuple, 3)
     r2, r5 = math.sqrt(2), math.sqrt(5)
     close(result_tensor(call, y, "forward", like=x), torch.tensor([r2, 1.0, r5]), "forward")
-    close(result_tensor(call, dy, "first derivative", like=x), torch.tensor([-1 / r2, 0.0, 2 / r5]), "first derivative")
+    close(result_tensor(call, dy, "first derivative", like=x), torch.tensor([-1 / r2, 0.0, 2 / r5]), "first derivative",
+          mistakes={"sign_instead": x.sign()})
+    # y detached in backward: the derivative of x / y misses the y term and is 1 / y
     close(result_tensor(call, d2y, "second derivative", like=x), torch.tensor([r2 ** -3, 1.0, r5 ** -3]),
-          "second derivative")
+          "second derivative", mistakes={"detached_in_backward": torch.tensor([1 / r2, 1.0, 1 / r5])})
 
 
 def test_numerical_gradient_small(student):
@@ -29,7 +31,11 @@ def test_numerical_gradient_small(student):
     f(x) = sum(sin(x))，x = [0, 1]：中心差分 (f(x + eps e_i) - f(x - eps e_i)) / (2 eps) 得到 cos(x) = [1, 0.5403]。"""
     x = torch.tensor([0.0, 1.0], dtype=torch.float64)
     call = student.call("numerical_gradient", Fn("sin_sum"), x)
-    close(result_tensor(call, returned(call), "the estimate", like=x), torch.cos(x), "the estimate", rtol=1e-7, atol=1e-8)
+    # the one-sided difference (f(x + eps) - f(x)) / eps, as the code would compute it
+    eps = 1e-6
+    forward = torch.stack([(torch.sin(x + eps * e).sum() - torch.sin(x).sum()) / eps for e in torch.eye(2, dtype=x.dtype)])
+    close(result_tensor(call, returned(call), "the estimate", like=x), torch.cos(x), "the estimate", rtol=1e-7, atol=1e-8,
+          mistakes={"forward_difference": forward})
     unchanged(call, "f", "x")
 
 
@@ -52,7 +58,8 @@ def test_smooth_abs_docstring(student):
 def test_numerical_gradient_docstring(student):
     """The examples in numerical_gradient's docstring give what they show (python -m doctest, on your code).
     numerical_gradient 文档字符串中的示例给出其中写明的结果。"""
-    docstring_examples(student, "numerical_gradient")
+    # the first example's x is float32: f evaluated in float32 loses the difference in rounding
+    docstring_examples(student, "numerical_gradient", wrong={0: {"float32_evaluation": "tensor(4.7684)"}})
 
 
 def test_frozen_predict_docstring(student):
@@ -75,7 +82,7 @@ def test_smooth_abs_other_eps(student):
     if type(dy) is str:
         raise Fail(f"the first derivative could not be computed: {dy} / 无法计算一阶导数")
     close(result_tensor(call, dy, "first derivative", like=x), torch.tensor([0.0, 1 / r]), "first derivative",
-          mistakes={"eps_squared": torch.tensor([0.0, 1 / math.sqrt(1.0625)])})
+          mistakes={"eps_squared": torch.tensor([0.0, 1 / math.sqrt(1.0625)]), "sign_instead": x.sign()})
 
 
 def test_frozen_predict_feeds_a_later_backward(student):

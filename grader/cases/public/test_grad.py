@@ -25,7 +25,9 @@ def test_nth_derivative_lecture(student):
     x = torch.tensor([3.0])
     for n, want in ((1, 6.0), (2, 2.0), (3, 0.0)):
         call = student.call("nth_derivative", Fn("square"), x, n)
-        close(result_tensor(call, returned(call), f"derivative {n}", like=x), torch.tensor([want]), f"derivative {n}")
+        # f differentiated afresh each time gives 6 for every n; without create_graph=True, 0 from n = 2 on
+        close(result_tensor(call, returned(call), f"derivative {n}", like=x), torch.tensor([want]), f"derivative {n}",
+              mistakes={"first_derivative_only": torch.tensor([6.0]), "graph_dropped": torch.tensor([0.0])})
     unchanged(call, "f", "x")
 
 
@@ -58,7 +60,8 @@ def test_jacobian_rows_small(student):
     x = torch.tensor([1.0, 2.0, 3.0])
     call = student.call("jacobian_rows", Fn("ends"), x)
     want = torch.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 6.0]])
-    close(result_tensor(call, returned(call), "the Jacobian", like=x, shape=(2, 3)), want, "the Jacobian")
+    close(result_tensor(call, returned(call), "the Jacobian", like=x, shape=(2, 3)), want, "the Jacobian",
+          mistakes={"grad_of_sum": want.sum(0).expand(2, 3)})  # y.sum() differentiated: every row the column sums
     unchanged(call, "f", "x")
     _by_hand(call, "build the Jacobian one row at a time", 2, "one_pass")
 
@@ -134,4 +137,5 @@ def test_jacobian_rows_zeros_and_float64(student):
     x = x.double()
     call = student.call("jacobian_rows", Fn("ends"), x)
     want = torch.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 6.0]])
-    close(result_tensor(call, returned(call), "the Jacobian", like=x, shape=(2, 3)), want, "the Jacobian")
+    close(result_tensor(call, returned(call), "the Jacobian", like=x, shape=(2, 3)), want, "the Jacobian",
+          mistakes={"grad_of_sum": want.sum(0).expand(2, 3)})  # y.sum() differentiated: every row the column sums

@@ -12,7 +12,7 @@ def test_add_into_lecture(student):
     call = student.call("add_into", a, b, True)
     result = result_tensor(call, returned(call), "the result", like=a)
     if result.same_as_arg != 0:
-        raise Fail("with inplace=True the result must be a itself / inplace=True 时应返回 a 本身")
+        raise Fail("with inplace=True the result must be a itself / inplace=True 时应返回 a 本身", mistake="rebind")
     close(result, torch.tensor([4.0, 6.0]), "a after a += b")
     if call.args_after[0].version <= call.versions_before[0]:
         raise Fail("a._version did not increase: use an in-place operation / a._version 没有增加：请使用原地运算")
@@ -38,7 +38,7 @@ def test_safe_add_lecture(student):
     close(result, torch.tensor([2.0]), "w after the addition")
     if result.version <= call.versions_before[0]:
         raise Fail("w's version counter did not increase: the change was hidden from autograd (w.data?) "
-                   "/ w 的版本号没有增加：修改被隐藏了（用了 w.data？）")
+                   "/ w 的版本号没有增加：修改被隐藏了（用了 w.data？）", mistake="data_trick")
     unchanged(call, "w", "delta", skip=["w"])
 
 
@@ -50,8 +50,10 @@ def test_shifted_sigmoid_lecture(student):
     x = torch.tensor([0.0])
     call = student.call("shifted_sigmoid_and_grad", x, 1.0)
     s, g = returned(call, tuple, 2)
-    close(result_tensor(call, s, "s", like=x), torch.tensor([1.5]), "s")
-    close(result_tensor(call, g, "g", like=x), torch.tensor([0.25]), "g")
+    close(result_tensor(call, s, "s", like=x), torch.tensor([1.5]), "s", mistakes={"no_shift_in_s": torch.tensor([0.5])})
+    # sigmoid's backward s (1 - s) on the shifted output 1.5: 1.5 * (1 - 1.5) = -0.75
+    close(result_tensor(call, g, "g", like=x), torch.tensor([0.25]), "g",
+          mistakes={"shifted_saved_output": torch.tensor([-0.75])})
     unchanged(call, "x")
 
 
@@ -70,7 +72,9 @@ def test_safe_add_docstring(student):
 def test_shifted_sigmoid_and_grad_docstring(student):
     """The examples in shifted_sigmoid_and_grad's docstring give what they show (python -m doctest, on your code).
     shifted_sigmoid_and_grad 文档字符串中的示例给出其中写明的结果。"""
-    docstring_examples(student, "shifted_sigmoid_and_grad")
+    # two elements: backward through s.mean() halves the gradient
+    docstring_examples(student, "shifted_sigmoid_and_grad",
+                       wrong={0: {"mean_not_sum": "(tensor([1.5000, 1.8808]), tensor([0.1250, 0.0525]))"}})
 
 
 def test_add_into_float64(student):
