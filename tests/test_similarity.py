@@ -57,6 +57,23 @@ def test_a_copied_exercise_inside_independent_work_is_found(corpus):
     assert "hvp" not in pair.by_exercise or pair.by_exercise["hvp"] < 0.3
 
 
+def test_clusters_per_exercise_find_a_module_passed_round_inside_independent_work(corpus):
+    """The independent hand-ins that copied extensions.py join the reference's cluster for SmoothAbs,
+    not the overall one; a learner who rewrote SmoothAbs (a mistake of their own) is in the overall
+    cluster and not SmoothAbs's; and no exercise's cluster holds an answer written independently."""
+    origins, result = corpus
+    copied = {"independent-functional-copies-extensions", "independent-loops-copies-extensions"}
+    (overall,) = [c for c in result.clusters if "ref" in c]
+    (smooth,) = [c for c in result.exercise_clusters["SmoothAbs"] if "ref" in c]
+    assert copied <= set(smooth) and not copied & set(overall)
+    rewrote = {h for h, o in origins.items() if o.get("SmoothAbs", "ref").startswith("wrong-")}
+    assert rewrote and rewrote <= set(overall) and not rewrote & set(smooth)
+    assert set(result.exercise_clusters) == set(EXERCISES)
+    for e, found in result.exercise_clusters.items():
+        for cluster in found:
+            assert not [h for h in cluster if origins[h][e].startswith("independent-")], (e, cluster)
+
+
 def test_disguises_normalise_to_the_same_units():
     plain = "def f(a, b):\n    c = a + b\n    c += torch.add(a, b)\n    return c\n"
     disguised = ("def f(x, y):  # mine\n    '''doc'''\n    z = torch.add(x, y)\n\n    z = z + (x + y)\n    return z\n")

@@ -1,5 +1,6 @@
 """The similarity page in headless Chromium: a pair opens a side-by-side view of the two hand-ins,
-shared lines highlighted in both columns, the stub's lines greyed, the notice shown, nothing fetched.
+shared lines highlighted in both columns, the stub's lines greyed, the notice shown, the clusters per
+exercise listed, nothing fetched.
 SIMILARITY_SCREENSHOT=docs/similarity.png also saves the screenshot the docs show.
 """
 
@@ -25,7 +26,8 @@ def test_the_page_shows_pairs_side_by_side_with_the_shared_code_highlighted(tmp_
     require_browser()
     course = catalog.load()
     sc.make_corpus(tmp_path / "corpus", {e.name for e in course.exercises}, {e.name: e.module for e in course.exercises})
-    chosen = [tmp_path / "corpus" / n for n in ("ref", "independent-loops-copies-extensions", "independent-functional")]
+    chosen = [tmp_path / "corpus" / n for n in ("ref", "independent-loops-copies-extensions", "independent-functional",
+                                                 "independent-functional-copies-extensions")]
     page_file = tmp_path / "similarity.html"
     result = subprocess.run([sys.executable, "-m", "grader", "similarity", *map(str, chosen), "--out", str(page_file)],
                             cwd=ROOT, capture_output=True, text=True, timeout=300)
@@ -33,8 +35,16 @@ def test_the_page_shows_pairs_side_by_side_with_the_shared_code_highlighted(tmp_
     with chromium(1280, 900) as page:
         page.goto(page_file.as_uri())
         assert "not proof" in page.inner_text("#notice")
+        # three hand-ins share extensions.py and nothing else: a cluster per exercise, none overall
+        overall = page.locator("h2", has_text="Clusters, over the whole hand-in").locator("xpath=following-sibling::*[1]")
+        assert overall.inner_text() == "none"
+        smooth_cluster = page.locator("p.cluster[data-exercise='SmoothAbs']")
+        assert smooth_cluster.count() == 1 and smooth_cluster.is_visible()
+        assert smooth_cluster.inner_text() == ("3 hand-ins: independent-functional-copies-extensions, "
+                                               "independent-loops-copies-extensions, ref")
+        assert page.locator("p.cluster[data-exercise='hvp']").count() == 0
         smooth = page.locator("h2", has_text="SmoothAbs").locator("xpath=following-sibling::details[1]")
-        assert "independent-loops-copies-extensions" in smooth.locator("summary").inner_text()
+        assert "copies-extensions" in smooth.locator("summary").inner_text()
         smooth.locator("summary").click()
         columns = smooth.locator(".side").first.locator("pre")
         assert columns.count() == 2 and columns.nth(0).is_visible()

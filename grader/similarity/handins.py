@@ -19,6 +19,9 @@ from grader.similarity import normalize
 from grader.similarity.fingerprints import fingerprints
 
 
+HAND_IN_FILES = (".zip", intake.NOTEBOOK_SUFFIX)  # besides folders: the files a folder of hand-ins holds
+
+
 @dataclass
 class HandIn:
     name: str
@@ -35,7 +38,7 @@ def expand(paths: list[str]) -> list[str]:
         if path.is_dir() and not any((path / prefix / m).exists() for prefix in intake.PREFIXES
                                      for m in intake.module_files()):
             children = sorted(c for c in path.iterdir()
-                              if not c.name.startswith(".") and (c.is_dir() or c.suffix.lower() == ".zip"))
+                              if not c.name.startswith(".") and (c.is_dir() or c.suffix.lower() in HAND_IN_FILES))
             if children:
                 out += [str(c) for c in children]
                 continue

@@ -7,7 +7,9 @@ Jaccard of their fingerprint sets (shared weight over the weight of the union); 
 hand-in, the sums over the exercises. Hand-ins identical after normalisation are grouped first;
 candidate pairs come from an inverted index over fingerprints, skipping those too common to
 point at anyone, so the work grows with the evidence, not with the square of the class.
-Groups of three or more linked by high overall scores are clusters.
+Groups of three or more linked by high scores are clusters: over the whole hand-in (overall scores),
+and per exercise (that exercise's scores), so that a SmoothAbs passed round inside otherwise
+independent work shows as a cluster of its own.
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ class Review:
     weights: dict[str, dict[int, float]]
     groups: list[list[int]]  # indexes into hand_ins, identical after normalisation
     group_pairs: list[GroupPair]
-    clusters: list[list[str]] = field(default_factory=list)
+    clusters: list[list[str]] = field(default_factory=list)  # over the whole hand-in
+    exercise_clusters: dict[str, list[list[str]]] = field(default_factory=dict)  # exercise -> its clusters
 
     def pairs(self, limit: int | None = None, exercise: str | None = None) -> list[Pair]:
         """Hand-in pairs, best first, by overall score or by one exercise's; at most `limit`."""
@@ -82,6 +85,7 @@ def review(hand_ins: list[HandIn], exercises: list[str]) -> Review:
         group_pairs.append(score(a, b, reps, totals, weights))
     result = Review(hand_ins, exercises, weights, groups, group_pairs)
     result.clusters = clusters(result)
+    result.exercise_clusters = {e: found for e in exercises if (found := clusters(result, e))}
     return result
 
 
@@ -140,8 +144,9 @@ def score(a: int, b: int, reps: list[HandIn], totals: list[dict[str, float]],
     return GroupPair(a, b, shared_all / union_all if union_all else 0.0, by_exercise, shared_all)
 
 
-def clusters(result: Review) -> list[list[str]]:
-    """Hand-ins linked (directly or through others) by an overall score of CLUSTER_SCORE or more, 3+."""
+def clusters(result: Review, exercise: str | None = None) -> list[list[str]]:
+    """Hand-ins linked (directly or through others) by a score of CLUSTER_SCORE or more, 3+: the
+    overall score, or with `exercise` that exercise's score (among the hand-ins that answer it)."""
     parent = list(range(len(result.groups)))
 
     def root(g: int) -> int:
@@ -151,10 +156,11 @@ def clusters(result: Review) -> list[list[str]]:
         return g
 
     for gp in result.group_pairs:
-        if gp.overall >= CLUSTER_SCORE:
+        if (gp.overall if exercise is None else gp.by_exercise.get(exercise, 0.0)) >= CLUSTER_SCORE:
             parent[root(gp.a)] = root(gp.b)
     members: dict[int, list[str]] = defaultdict(list)
     for g, group in enumerate(result.groups):
-        if result.hand_ins[group[0]].exercises:
+        answers = result.hand_ins[group[0]].exercises
+        if answers if exercise is None else exercise in answers:
             members[root(g)] += [result.hand_ins[i].name for i in group]
     return sorted((sorted(m) for m in members.values() if len(m) >= 3), key=len, reverse=True)

@@ -1,8 +1,9 @@
 """The review page (one self-contained HTML file, nothing from the network) and the CSV of pairs.
 
 Each ranked pair opens a side-by-side view of the two hand-ins' code for an exercise: lines whose
-statements share fingerprints are highlighted, lines the stub ships are greyed. The page says a
-score is evidence for a person to review, not proof.
+statements share fingerprints are highlighted, lines the stub ships are greyed. Clusters are shown
+over the whole hand-in and per exercise. The page says a score is evidence for a person to review,
+not proof.
 """
 
 from __future__ import annotations
@@ -43,18 +44,27 @@ def html_page(result: Review, course: Catalog, top: int = 100, per_exercise: int
              "Jaccard (0 to 1), rare fragments weighing more than common ones. In a pair's view, "
              "<span class='shared'>highlighted</span>: statements both wrote; <span class='stub'>grey</span>: what the "
              "stub ships, comments and blank lines (never compared).</p>"]
-    parts.append("<h2>Clusters</h2>" + ("".join(f"<p class='cluster'>{len(c)} hand-ins: {html.escape(', '.join(c[:50]))}"
-                                               f"{' ...' if len(c) > 50 else ''}</p>" for c in result.clusters)
-                                       or "<p>none</p>"))
+    parts.append("<h2>Clusters, over the whole hand-in</h2>" + (_cluster_rows(result.clusters, None) or "<p>none</p>"))
+    per_exercise_clusters = "".join(f"<h3>{html.escape(e)}</h3>" + _cluster_rows(found, e)
+                                    for e, found in result.exercise_clusters.items())
+    parts.append("<h2 id='exercise-clusters'>Clusters per exercise</h2>" + (per_exercise_clusters or "<p>none</p>"))
     parts.append("<h2>Pairs, over the whole hand-in</h2>" + _pair_rows(result.pairs(top), None, paths, course, result))
     for e in result.exercises:
         ranked = result.pairs(per_exercise, exercise=e)
         if ranked:
-            parts.append(f"<h2>{html.escape(e)}</h2>" + _pair_rows(ranked, e, paths, course, result))
+            clustered = result.exercise_clusters.get(e)
+            note = f"<p>{len(clustered)} cluster(s) of this exercise, above.</p>" if clustered else ""
+            parts.append(f"<h2>{html.escape(e)}</h2>" + note + _pair_rows(ranked, e, paths, course, result))
     problems = [(h.name, p) for h in result.hand_ins for p in h.problems]
     parts.append("<h2>Hand-ins not (wholly) read</h2><ul>" + "".join(
         f"<li>{html.escape(n)}: {html.escape(p)}</li>" for n, p in problems) + "</ul>")
     return "".join(parts) + "</body></html>"
+
+
+def _cluster_rows(found: list[list[str]], exercise: str | None) -> str:
+    data = f" data-exercise='{html.escape(exercise)}'" if exercise else ""
+    return "".join(f"<p class='cluster'{data}>{len(c)} hand-ins: {html.escape(', '.join(c[:50]))}"
+                   f"{' ...' if len(c) > 50 else ''}</p>" for c in found)
 
 
 def _pair_rows(pairs: list[Pair], exercise: str | None, paths, course: Catalog, result: Review) -> str:
