@@ -85,8 +85,9 @@ def test_unusable_files_are_listed_not_counted(tmp_path):
     result = run("report", str(folder), "--format", "md")
     assert result.returncode == 0, result.stderr
     assert "4 submissions from" in result.stdout              # s2 to s5: both files of s1 are set aside
-    assert "broken.json: is not JSON" in result.stderr and "other.json: is not a score file: score is not a number" in result.stderr
-    assert "submission 's1' has several score files" in result.stderr
+    assert "broken.json: is not valid JSON" in result.stderr
+    assert "other.json: does not match the score file schema: $: 'schema_version' is a required property" in result.stderr
+    assert "submission 's1' is scored in several files" in result.stderr
     assert "4 score files were not used" in result.stdout and "ledger" not in result.stdout
 
 

@@ -1,4 +1,4 @@
-"""Score files: building them, validating them, writing them atomically, and summary.csv.
+"""Score files: building them, writing them atomically, and summary.csv (`grader.score_files` reads them).
 
 Only the trusted process writes here, and only after the submission's worker is gone.
 A score file is written to a temporary name in the same folder and renamed into place, so
@@ -13,16 +13,12 @@ import json
 import os
 import re
 import tempfile
-from functools import lru_cache
 from pathlib import Path
 
+from grader import score_files
 from grader.protocol.messages import TestStatus
 from grader.safetext import clean_text, formula_safe, replace_lone_surrogates
 
-# 1.1 added tests_sha256, mistake, and the gradebook fields; 1.2 a notebook's `cell`; 1.3 a public check's `output`
-SCHEMA_VERSION = "1.3"
-READABLE_SCHEMA_VERSIONS = ("1.0", "1.1", "1.2", "1.3")  # every version the readers and exporters accept
-SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schema" / "score.schema.json"
 
 
 def build_report(*, submission: str, exercises: list, outcomes: list, device: str, torch_version: str,
@@ -87,24 +83,19 @@ def _round(x: float) -> float:
 
 # ----------------------------------------------------------------------------- validation
 
-@lru_cache(maxsize=1)
-def schema() -> dict:
-    return json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+SCHEMA_VERSION = score_files.SCHEMA_VERSION
+READABLE_SCHEMA_VERSIONS = score_files.READABLE_SCHEMA_VERSIONS
+SCHEMA_FILE = score_files.SCHEMA_FILE
 
 
 def validate(report: dict) -> list[str]:
-    """Schema errors of a score file; [] when valid. Needs jsonschema (an instructor extra)."""
-    import jsonschema
-
-    validator = jsonschema.Draft202012Validator(schema())
-    return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in validator.iter_errors(report)]
+    """Schema errors of a score file; [] when valid (jsonschema, or the readers' built-in check)."""
+    return score_files.schema_errors(report)
 
 
 def validate_if_possible(report: dict) -> list[str]:
-    try:
-        return validate(report)
-    except ImportError:
-        return []
+    """The writer's check: schema errors of a report about to be written, when jsonschema is installed."""
+    return score_files.schema_errors(report, fallback=False)
 
 
 # ----------------------------------------------------------------------------- writing
@@ -148,17 +139,6 @@ def write_report(out_dir: Path, report: dict) -> Path:
     path = Path(out_dir) / score_file_name(report["submission"])
     write_atomic(path, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     return path
-
-
-def read_report(path: Path) -> dict | None:
-    """A finished score file, or None when it is missing, unreadable or invalid."""
-    try:
-        report = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(report, dict) or validate_if_possible(report):
-        return None
-    return report
 
 
 def outline(report: dict) -> dict:

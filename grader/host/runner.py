@@ -28,6 +28,7 @@ import torch
 
 import grader
 from grader import catalog as catalog_module
+from grader import score_files
 from grader.errors import GraderError, RunStopped
 from grader.host import intake, lifecycle, results, scoring
 from grader.host.channel import WorkerLauncher
@@ -318,7 +319,7 @@ def plan_resume(paths, out_dir: Path, options: Options, resume: bool, summary: R
     tests_sha256 = catalog_module.tests_sha256(catalog_module.load(options.course)) if resume else None
     for path, name in zip(paths, unique_names(paths)):
         if resume:
-            done = results.read_report(out_dir / results.score_file_name(name))
+            done = score_files.read_valid(out_dir / results.score_file_name(name))
             if done is not None:
                 why = stale(done, intake.load(path).sha256, options, tests_sha256)
                 if not why:

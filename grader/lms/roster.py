@@ -1,6 +1,7 @@
 """The roster: which student each submission belongs to.
 
-A CSV file (UTF-8; comma, semicolon or tab separated; a header row) with these columns.
+A CSV file (UTF-8; comma, semicolon or tab separated; a header row; read by
+`grader.instructor_files`, as every instructor's file is) with these columns.
 Only `submission` is always required; each export names the other columns it needs.
 
 | column        | meaning                                               | used by                      |
@@ -20,12 +21,11 @@ columns are ignored. Problems are reported with the file's line numbers.
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from grader.instructor_files import read_csv
 from grader.lms import LmsError
 from grader.safetext import clean_text
 
@@ -97,47 +97,15 @@ def _list_rows(rows: list[RosterRow], limit: int = 10) -> str:
     return shown + (f" and {len(rows) - limit} more rows" if len(rows) > limit else "")
 
 
-def normalise_header(name: str) -> str:
-    return name.strip().lower().replace(" ", "_").replace("-", "_")
-
-
 def read_roster(path: str | Path) -> Roster:
     """Parse and check the roster; raise LmsError naming the lines at fault."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise LmsError(f"{path}: roster file not found") from None
-    except UnicodeDecodeError:
-        raise LmsError(f"{path}: the roster is not UTF-8 text; save it as 'CSV UTF-8'") from None
-    except OSError as exc:
-        raise LmsError(f"{path}: cannot read the roster: {exc.strerror or exc}") from None
-    if not text.strip():
-        raise LmsError(f"{path}: the roster is empty; it needs a header row with at least 'submission'")
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_guess_delimiter(text))
-    try:
-        header = [normalise_header(h) for h in next(reader)]
-        records = [(reader.line_num, cells) for cells in reader]
-    except csv.Error as exc:
-        raise LmsError(f"{path}: not a readable CSV file (line {reader.line_num}: {exc})") from None
-    _check_header(path, header)
-    rows = []
-    for line, cells in records:
-        if not any(c.strip() for c in cells):
-            continue  # blank line
-        if len(cells) > len(header):
-            raise LmsError(f"{path}: line {line} has {len(cells)} fields but the header has {len(header)}; "
-                           "quote values that contain the separator")
-        cells = cells + [""] * (len(header) - len(cells))
-        rows.append(RosterRow(line, {h: c.strip() for h, c in zip(header, cells) if h}))
-    roster = Roster(path, tuple(h for h in header if h), rows)
+    table = read_csv(path, "the roster file", LmsError, "at least 'submission'")
+    header = table.header
+    _check_header(table.path, header)
+    rows = [RosterRow(line, {h: c.strip() for h, c in zip(header, cells) if h}) for line, cells in table.records]
+    roster = Roster(table.path, tuple(h for h in header if h), rows)
     _check_submissions_unique(roster)
     return roster
-
-
-def _guess_delimiter(text: str) -> str:
-    first_line = text.splitlines()[0]
-    return max((",", ";", "\t"), key=first_line.count)
 
 
 def _check_header(path: Path, header: list[str]) -> None:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import yaml
 
+from grader.instructor_files import read_text
 from grader.policy import PolicyError
 from grader.policy.timeutil import parse_time
 
@@ -142,12 +143,7 @@ def load_policy(path: str | Path) -> Policy:
     """Read and check policy.yaml; raise PolicyError naming the key and line at fault."""
     path = Path(path)
     reader = _Reader(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise PolicyError(f"{path}: policy file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PolicyError(f"{path}: cannot read the policy file: {exc}") from None
+    text = read_text(path, "the policy file", PolicyError)
     try:
         root = yaml.compose(text, Loader=yaml.BaseLoader)
     except yaml.YAMLError as exc:

@@ -86,14 +86,16 @@ def _check_out(scores_dir: Path, out: Path) -> None:
 
 def _load_scores(scores_dir: Path) -> tuple[dict[str, dict], dict[str, str]]:
     """The valid score files (submission -> data) and the invalid ones (submission -> reason)."""
-    from grader.lms.scores import load_score_dir
+    from grader import score_files
 
+    if not scores_dir.is_dir():
+        raise PolicyError(f"{scores_dir}: not a folder of score files (expected the --out folder of `grader grade`)")
     try:
-        loaded = load_score_dir(scores_dir)
-    except LmsError as exc:
+        loaded = score_files.load([scores_dir])
+    except score_files.ScoreFileError as exc:
         raise PolicyError(str(exc)) from None
-    files = {s.submission: json.loads(s.path.read_text(encoding="utf-8")) for s in loaded.scores}
-    return files, {p.submission: f"{p.path.name} {p.reason}" for p in loaded.problems}
+    files = {f.submission: f.data for f in loaded.files}
+    return files, {u.submission: f"{u.path.name} {u.reason}" for u in loaded.unusable}
 
 
 def _submission(row: Row, value: str, known: dict[str, str], what: str) -> str:

@@ -1,0 +1,335 @@
+"""Score files, read and validated in one place: the one reader of every `OUT/<submission>.json`.
+
+`grader grade --out DIR` writes `DIR/<submission>.json`. Everything that reads them comes here: the
+runner's `--resume`, the LMS exports and passback (`grader.lms.scores` builds its typed view on top),
+the report, feedback and diff (`grader.report.scores`), and `grader gradebook`. A folder is read as
+every `*.json` in it whose name does not start with a dot (ledgers and temporary files do); a file
+given by name is read as it is.
+
+A file is used only when it is valid JSON (NaN and Infinity are not), matches
+`grader/schema/score.schema.json` (with jsonschema when it is installed, else a built-in check of the
+fields the readers use), its totals add up, every number in it has a float (a valid JSON integer of four
+hundred digits passes the schema, but `float()` of it, which every export does, overflows), and a `submitted_at`
+is an ISO 8601 time with a time zone inside the calendar's range. Any other file is returned as
+`Unusable` with the reason in plain words: listed, never skipped in silence and never scored. Two
+files for one submission are both set aside: which one is the student's is unknown.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable
+
+from grader.protocol.messages import TestStatus
+from grader.safetext import clean_text
+
+# 1.1 added tests_sha256, mistake, and the gradebook fields; 1.2 a notebook's `cell`; 1.3 a public check's `output`
+SCHEMA_VERSION = "1.3"
+READABLE_SCHEMA_VERSIONS = ("1.0", "1.1", "1.2", "1.3")  # every version the readers and exporters accept
+SCHEMA_FILE = Path(__file__).resolve().parent / "schema" / "score.schema.json"
+TEST_STATUSES = tuple(TestStatus)  # declared once, in grader.protocol.messages
+VISIBILITIES = ("visible", "hidden")
+NAME_LIMIT = 200  # characters of a submission name, as the readers show it
+NUMBER_LIMIT = sys.float_info.max  # a JSON integer past this has no float: every export would overflow
+
+
+class ScoreFileError(ValueError):
+    """Nothing to read: a path that is neither a score file nor a folder of them, or a folder without any."""
+
+
+@dataclass(frozen=True)
+class ScoreFile:
+    """One usable score file: its parsed JSON, its submission's name (cleaned) and its hand-in time."""
+
+    path: Path
+    data: dict
+    submission: str
+    submitted_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Unusable:
+    """A score file that cannot be used, with the reason in plain words."""
+
+    path: Path
+    reason: str
+    submission: str  # from the file when it could be read, else the file name without .json
+
+    def as_dict(self) -> dict[str, str]:
+        return {"file": str(self.path), "submission": self.submission, "reason": self.reason}
+
+
+@dataclass
+class Loaded:
+    """The usable files (in path order) and the ones set aside."""
+
+    files: list[ScoreFile] = field(default_factory=list)
+    unusable: list[Unusable] = field(default_factory=list)
+
+
+# ----------------------------------------------------------------------------- finding and loading
+
+def find(paths: Iterable[str | Path]) -> list[Path]:
+    """The score files named: a folder's `*.json` but dot-files, a file as it is."""
+    files: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            found = sorted(p for p in path.glob("*.json") if not p.name.startswith("."))
+            if not found:
+                raise ScoreFileError(f"{path}: no score files (*.json) in this folder; "
+                                     "give the --out folder of `grader grade`")
+            files += found
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise ScoreFileError(f"{path}: no such score file or folder")
+    return files
+
+
+def load(paths: Iterable[str | Path]) -> Loaded:
+    """Read every score file named; a submission scored in several files is used in none."""
+    loaded = [read(path) for path in find(paths)]
+    files_of: dict[str, list[str]] = {}
+    for item in loaded:
+        if isinstance(item, ScoreFile):
+            files_of.setdefault(item.submission, []).append(item.path.name)
+    result = Loaded()
+    for item in loaded:
+        if isinstance(item, Unusable):
+            result.unusable.append(item)
+        elif len(files_of[item.submission]) > 1:
+            others = ", ".join(files_of[item.submission])
+            result.unusable.append(Unusable(
+                item.path, f"submission {item.submission!r} is scored in several files ({others}); "
+                "none of them is used until the extra ones are removed", item.submission))
+        else:
+            result.files.append(item)
+    return result
+
+
+def _not_json(constant: str) -> None:
+    raise ValueError(f"{constant} is not a JSON number")
+
+
+def read(path: str | Path) -> ScoreFile | Unusable:
+    """Parse and validate one file; a problem is returned, never raised."""
+    path = Path(path)
+    fallback_name = clean_text(path.stem, NAME_LIMIT, one_line=True)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_not_json)
+    except OSError as exc:
+        return Unusable(path, f"cannot be read: {exc.strerror or exc}", fallback_name)
+    except UnicodeDecodeError:
+        return Unusable(path, "is not UTF-8 text", fallback_name)
+    except json.JSONDecodeError as exc:
+        return Unusable(path, f"is not valid JSON (line {exc.lineno}: {exc.msg})", fallback_name)
+    except ValueError as exc:  # NaN, Infinity, an integer past Python's digit limit
+        return Unusable(path, f"is not valid JSON ({_shorten(str(exc))})", fallback_name)
+    except RecursionError:
+        return Unusable(path, "is nested too deeply to be a score file", fallback_name)
+    name = data.get("submission") if isinstance(data, dict) else None
+    submission = (clean_text(name, NAME_LIMIT, one_line=True) if isinstance(name, str) else "") or fallback_name
+    errors = problems(data)
+    if errors:
+        shown = "; ".join(_shorten(clean_text(e, one_line=True)) for e in errors[:3])
+        shown += f"; and {len(errors) - 3} more" if len(errors) > 3 else ""
+        return Unusable(path, f"does not match the score file schema: {shown}", submission)
+    submitted_at = parse_time(data.get("submitted_at"))
+    if "submitted_at" in data and submitted_at is None:
+        return Unusable(path, f"submitted_at {clean_text(str(data['submitted_at']), 60)!r} is not an ISO 8601 time "
+                              "with a time zone inside the calendar (e.g. 2026-12-01T23:59:00+08:00)", submission)
+    return ScoreFile(path, data, submission, submitted_at)
+
+
+def read_valid(path: str | Path) -> dict | None:
+    """A usable score file's data, or None when it is missing, unreadable or invalid (`--resume`)."""
+    found = read(path)
+    return found.data if isinstance(found, ScoreFile) else None
+
+
+# ----------------------------------------------------------------------------- times
+
+_EDGE = timedelta(days=2)  # a time this close to year 1 or 9999 cannot be moved to another zone safely
+
+
+def parse_time(text: Any) -> datetime | None:
+    """An ISO 8601 time with a time zone, away from the calendar's edges, or None."""
+    if not isinstance(text, str) or len(text) > 64:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("z", "Z"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None and within_calendar(moment) else None
+
+
+def within_calendar(moment: datetime) -> bool:
+    """True when `moment` (aware) can be moved to any time zone and shifted by days without leaving
+    Python's calendar: `0001-01-01T00:30+01:00` is 31 December of year 0 in UTC, which does not exist."""
+    offset = moment.utcoffset()
+    if offset is None or abs(offset) >= timedelta(hours=24):
+        return False
+    naive = moment.replace(tzinfo=None)
+    return datetime.min + _EDGE <= naive <= datetime.max - _EDGE
+
+
+# ----------------------------------------------------------------------------- validation
+
+def problems(data: Any) -> list[str]:
+    """Why `data` is not a usable score file; [] when it is one."""
+    errors = schema_errors(data)
+    if not errors:
+        errors = _unbounded_numbers(data)
+    if not errors:
+        errors = _consistency_errors(data)
+    return errors
+
+
+@lru_cache(maxsize=1)
+def schema() -> dict:
+    return json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
+def _jsonschema_validator():
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(schema())
+
+
+def schema_errors(data: Any, fallback: bool = True) -> list[str]:
+    """Schema errors of `data`: with jsonschema when installed; without it, the built-in check of the
+    fields the readers use, or nothing at all when `fallback` is false (the writer's check)."""
+    try:
+        import jsonschema  # noqa: F401  (an instructor extra: asked each time, the validator is built once)
+    except ImportError:
+        return _minimal_errors(data) if fallback else []
+    validator = _jsonschema_validator()
+    found = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    return [f"{_json_path(e.absolute_path)}: {e.message}" for e in found]
+
+
+def _json_path(parts: Iterable[Any]) -> str:
+    text = "$"
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return text
+
+
+def _shorten(text: str, limit: int = 240) -> str:
+    """jsonschema quotes the offending value, which may be a whole test log: keep both ends."""
+    if len(text) <= limit:
+        return text
+    half = (limit - 5) // 2
+    return f"{text[:half]} ... {text[-half:]}"
+
+
+def is_number(value: Any) -> bool:
+    """A JSON number a reader can do arithmetic with: finite, not a bool, within NUMBER_LIMIT."""
+    # int against float compares exactly, never overflows (math.isfinite(10**400) would)
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and -NUMBER_LIMIT <= value <= NUMBER_LIMIT
+
+
+def _unbounded_numbers(data: Any, where: str = "$") -> list[str]:
+    """Every number past NUMBER_LIMIT anywhere in the file (first 3): no export can convert it."""
+    found: list[str] = []
+    stack = [(where, data)]
+    while stack and len(found) < 3:
+        where, value = stack.pop()
+        if isinstance(value, dict):
+            stack += [(f"{where}.{k}", v) for k, v in value.items()]
+        elif isinstance(value, list):
+            stack += [(f"{where}[{i}]", v) for i, v in enumerate(value)]
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and not is_number(value):
+            found.append(f"{where}: a number too large for any export ({_shorten(str(value), 40)})")
+    return sorted(found)
+
+
+def _minimal_errors(data: Any) -> list[str]:
+    """The fields the readers use, checked without jsonschema."""
+    if not isinstance(data, dict):
+        return ["$: not a JSON object"]
+    errors = []
+    if data.get("schema_version") not in READABLE_SCHEMA_VERSIONS:
+        errors.append(f"$.schema_version: must be one of {', '.join(READABLE_SCHEMA_VERSIONS)}")
+    if not isinstance(data.get("submission"), str) or not data["submission"].strip():
+        errors.append("$.submission: missing or empty")
+    for key, positive in (("score", False), ("max_score", True)):
+        if not is_number(data.get(key)) or data[key] < 0 or (positive and data[key] == 0):
+            errors.append(f"$.{key}: must be a number {'> 0' if positive else '>= 0'}")
+    if not all(isinstance(x, str) for x in data.get("submission_errors", [])):
+        errors.append("$.submission_errors: must be a list of strings")
+    exercises = data.get("exercises")
+    if not isinstance(exercises, list) or not exercises:
+        return errors + ["$.exercises: must be a non-empty list"]
+    for i, ex in enumerate(exercises):
+        errors += _exercise_errors(ex, f"$.exercises[{i}]")
+    return errors
+
+
+def _exercise_errors(ex: Any, where: str) -> list[str]:
+    if not isinstance(ex, dict):
+        return [f"{where}: not an object"]
+    errors = [f"{where}.{key}: missing" for key in ("name", "module") if not isinstance(ex.get(key), str)]
+    if not is_number(ex.get("score")) or not is_number(ex.get("max_score")) or ex["max_score"] <= 0:
+        errors.append(f"{where}: score and max_score must be numbers, max_score > 0")
+    tests = ex.get("tests")
+    if not isinstance(tests, list) or not tests:
+        return errors + [f"{where}.tests: must be a non-empty list"]
+    for j, t in enumerate(tests):
+        if not isinstance(t, dict) or t.get("status") not in TEST_STATUSES \
+                or t.get("visibility") not in VISIBILITIES or not isinstance(t.get("name"), str) \
+                or not isinstance(t.get("message"), str) \
+                or not is_number(t.get("score")) or not is_number(t.get("max_score")):
+            errors.append(f"{where}.tests[{j}]: needs name, status, score, max_score, visibility, message")
+    return errors
+
+
+def _consistency_errors(data: dict[str, Any]) -> list[str]:
+    """Totals that must add up, or an LMS would show a different score than the grader.
+
+    In a file adjusted by `grader gradebook`, `score` is `raw_score` plus the adjustments'
+    points, clamped to [0, max_score]; an override may have changed an exercise's score, so the
+    tests of an exercise need not add up to it there.
+    """
+    errors = []
+    exercise_max = sum(ex["max_score"] for ex in data["exercises"])
+    if not _close(exercise_max, data["max_score"]):
+        errors.append(f"$.max_score is {data['max_score']} but the exercise maxima add up to {exercise_max:g}")
+    if "adjustments" in data or "raw_score" in data:
+        return errors + _adjustment_errors(data)
+    exercise_total = sum(ex["score"] for ex in data["exercises"])
+    if not _close(exercise_total, data["score"]):
+        errors.append(f"$.score is {data['score']} but the exercise scores add up to {exercise_total:g}")
+    for ex in data["exercises"]:
+        tests_total = sum(t["score"] for t in ex["tests"])
+        if not _close(tests_total, ex["score"]):
+            errors.append(f"exercise {ex['name']}: score is {ex['score']} but its tests add up to {tests_total:g}")
+    return errors
+
+
+def _adjustment_errors(data: dict[str, Any]) -> list[str]:
+    if not is_number(data.get("raw_score")) or not isinstance(data.get("adjustments"), list):
+        return ["$: a file adjusted by `grader gradebook` needs both raw_score and adjustments"]
+    for i, a in enumerate(data["adjustments"]):
+        if not (isinstance(a, dict) and isinstance(a.get("kind"), str) and is_number(a.get("points"))
+                and isinstance(a.get("reason"), str)):
+            return [f"$.adjustments[{i}]: needs kind (text), points (a number) and reason (text)"]
+    points = sum(a["points"] for a in data["adjustments"])
+    expected = min(max(data["raw_score"] + points, 0.0), data["max_score"])
+    if not _close(expected, min(data["score"], data["max_score"])):
+        return [f"$.score is {data['score']} but raw_score {data['raw_score']} with the adjustments' "
+                f"{points:+g} points gives {expected:g}"]
+    return []
+
+
+def _close(a: float, b: float) -> bool:
+    """Equal up to rounding; sums that overflow to infinity are never equal to anything."""
+    return math.isfinite(a) and math.isfinite(b) and abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
+
