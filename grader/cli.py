@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"grader: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
+        print("\ninterrupted / 已中断", file=sys.stderr)
         return 130
 
 

@@ -64,6 +64,13 @@ LABELS = {
 }
 
 
+def zh_subject(what: str) -> str:
+    """`zh(what)` as the subject of a Chinese sentence: a space after a Latin symbol ("H @ v 的"), none
+    after Chinese ("梯度的")."""
+    name = zh(what)
+    return name if name and "\u4e00" <= name[-1] <= "\u9fff" else name + " "
+
+
 def zh(what: str) -> str:
     """The Chinese name of a label: its LABELS entry, "derivative n" as "n 阶导数", else the symbol itself."""
     if what.startswith("derivative "):
@@ -208,21 +215,21 @@ def tensor(value: Any, what: str, *, shape=None, dtype: torch.dtype | None = Non
            detached: bool = True) -> RemoteTensor:
     """Check that `value` is a plain tensor with the given shape, dtype, device; detached unless told."""
     if type(value) is not RemoteTensor:
-        raise Fail(f"{what} is {describe(value)}, not a torch.Tensor / {zh(what)} 应为 torch.Tensor",
+        raise Fail(f"{what} is {describe(value)}, not a torch.Tensor / {zh_subject(what)}应为 torch.Tensor",
                    mistake="returned_none" if value is None else "wrong_type")
     if shape is not None and tuple(value.shape) != tuple(shape):
-        raise Fail(f"{what} has the wrong shape / {zh(what)} 的形状不对",
+        raise Fail(f"{what} has the wrong shape / {zh_subject(what)}的形状不对",
                    f"shape {list(value.shape)}, expected {list(shape)}", mistake="wrong_shape")
     if dtype is not None and value.dtype != dtype:
         got, want = DTYPE_NAMES.get(value.dtype), DTYPE_NAMES.get(dtype)
-        raise Fail(f"{what} has dtype {got}, expected {want} / {zh(what)} 的 dtype 是 {got}，应为 {want}",
+        raise Fail(f"{what} has dtype {got}, expected {want} / {zh_subject(what)}的 dtype 是 {got}，应为 {want}",
                    mistake="float32_result" if (got, want) == ("float32", "float64") else "wrong_dtype")
     if device is not None and value.device_type != torch.device(device).type:
-        raise Fail(f"{what} is on {value.device}, expected {device} / {zh(what)} 应在 {device} 上",
+        raise Fail(f"{what} is on {value.device}, expected {device} / {zh_subject(what)}应在 {device} 上",
                    mistake="wrong_device")
     if detached and (value.requires_grad or value.grad_fn is not None):
         raise Fail(f"{what} is still attached to a graph (requires_grad={value.requires_grad}, "
-                   f"grad_fn={value.grad_fn}) / {zh(what)} 仍连接在计算图上", mistake="not_detached")
+                   f"grad_fn={value.grad_fn}) / {zh_subject(what)}仍连接在计算图上", mistake="not_detached")
     return value
 
 
@@ -241,15 +248,15 @@ def close(actual: RemoteTensor, expected: torch.Tensor, what: str, *, rtol: floa
     got = actual.data.to(torch.float64)
     want = expected.detach().to("cpu", torch.float64)
     if tuple(got.shape) != tuple(want.shape):
-        raise Fail(f"{what} has the wrong shape / {zh(what)} 的形状不对",
+        raise Fail(f"{what} has the wrong shape / {zh_subject(what)}的形状不对",
                    f"shape {list(got.shape)}, expected {list(want.shape)}", mistake="wrong_shape")
     if _allclose(got, want, rtol, atol):
         return
     for key, alternative in (mistakes or {}).items():
         alt = alternative.detach().to("cpu", torch.float64)
         if alt.shape == got.shape and _allclose(got, alt, rtol, atol) and not _allclose(alt, want, rtol, atol):
-            raise Fail(f"{what} has wrong values / {zh(what)} 的数值不对", _difference(got, want), mistake=key)
-    raise Fail(f"{what} has wrong values / {zh(what)} 的数值不对", _difference(got, want))
+            raise Fail(f"{what} has wrong values / {zh_subject(what)}的数值不对", _difference(got, want), mistake=key)
+    raise Fail(f"{what} has wrong values / {zh_subject(what)}的数值不对", _difference(got, want))
 
 
 def _allclose(a: torch.Tensor, b: torch.Tensor, rtol: float, atol: float) -> bool:

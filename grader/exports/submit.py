@@ -87,7 +87,8 @@ def cmd_submit(args) -> int:
     for module, names in unfinished(sub.files).items():
         print(f"warning / 警告: {module}: {still_raises(names)} / {'、'.join(names)} 仍抛出 NotImplementedError，得 0 分",
               file=sys.stderr)
-    print(f"wrote {out}: {', '.join('exercises/' + m for m in sorted(sub.files))} and {ROOT_FILE}")
+    written = ", ".join("exercises/" + m for m in sorted(sub.files))
+    print(f"wrote {out}: {written} and {ROOT_FILE} / 已写入 {out}：{written} 和 {ROOT_FILE}")
     print(f"Hand in this one file. / 请提交这一个文件：{out}")
     return 0
 

@@ -171,14 +171,10 @@ def classify(excinfo, visible: bool, exercise: str) -> tuple[TestStatus, str, di
     """Status, message and known mistake ({id, en, zh} or None) for a test that did not pass.
     Hidden tests show no values."""
     exc = excinfo.value if excinfo is not None else None
-    if isinstance(exc, CallTimeout):
-        return TestStatus.TIMEOUT, _clip(f"{exc} / 超时：学生代码没有在时间限制内返回（死循环？）"), None
-    if isinstance(exc, Tampered):  # bilingual already
+    if isinstance(exc, CallTimeout):  # bilingual already, as every message of grader.host.student_code
+        return TestStatus.TIMEOUT, _clip(str(exc)), None
+    if isinstance(exc, (Tampered, CodeUnavailable, WorkerFault)):
         return TestStatus.ERROR, _clip(str(exc)), None
-    if isinstance(exc, CodeUnavailable):
-        return TestStatus.ERROR, _clip(f"{exc} / 无法调用：模块缺失、缺少该函数，或导入失败"), None
-    if isinstance(exc, WorkerFault):
-        return TestStatus.ERROR, _clip(f"{exc} / 运行学生代码的进程出错（崩溃、超出内存或输出大小限制）"), None
     reason = getattr(exc, "reason", None)
     if reason is not None:  # grader.cases.kit.Fail: a reason always, the details only when visible
         detail = getattr(exc, "detail", "")

@@ -249,11 +249,11 @@ class StudentCode:
         slot = self._slot(module)
         if slot not in self.workers:
             if self._time_left(setup=True) <= 0:
-                raise CallTimeout("no time left in this submission's time budget")
+                raise CallTimeout("no time left in this submission's time budget / 本次提交的时间预算已用完")
             try:
                 worker = self.workers[slot] = self.launcher.spawn()
             except (OSError, RuntimeError) as exc:
-                raise WorkerFault(f"could not start a worker: {exc}") from None
+                raise WorkerFault(f"could not start a worker: {exc} / 无法启动工作进程：{exc}") from None
             self.workers_started += 1
             if self.device == "cpu":
                 self.watches[slot] = MemoryWatch(worker, self.limits.memory_mb)
@@ -287,8 +287,8 @@ class StudentCode:
         except Tampered as exc:
             raise Tampered(self._settle(module, Fate.TAMPERED, f"importing {module}.py: {exc}")) from None
         except WorkerFault as exc:
-            raise CodeUnavailable(self._settle(module, Fate.UNAVAILABLE, f"importing {module}.py killed the worker: "
-                                                                         f"{exc} / 导入 {module}.py 时进程终止")) from None
+            raise CodeUnavailable(self._settle(module, Fate.UNAVAILABLE, f"importing {module}.py killed the worker / "
+                                                                         f"导入 {module}.py 时工作进程终止: {exc}")) from None
         if body.get("outcome") != Outcome.IMPORTED:
             # An import that raised is cached by the worker; it costs this module's exercises only.
             raise CodeUnavailable(self._settle(module, Fate.IMPORT_ERROR, _unavailable_message(module, body)))
@@ -302,7 +302,8 @@ class StudentCode:
         worker = self.workers[self._slot(module)]
         timeout = self._time_left(setup)
         if timeout <= 0:
-            raise CallTimeout(f"{what}: no time left in this exercise's or this submission's time budget")
+            raise CallTimeout(f"{what}: no time left in this exercise's or this submission's time budget / "
+                              f"{_zh_what(what)}：本题或本次提交的时间预算已用完")
         self.requests += 1
         request_id = self.requests
         start = time.monotonic()
@@ -313,19 +314,25 @@ class StudentCode:
             reply = recv_message(fd, deadline, wire.MAX_MESSAGE_BYTES, on_wait=self.watches.get(self._slot(module)))
         except DeadlinePassed:
             self._discard_worker(module)
-            raise CallTimeout(f"{what} did not return within {timeout:.1f} s") from None
+            raise CallTimeout(f"{what} did not return within {timeout:.1f} s (an infinite loop?) / "
+                              f"{_zh_what(what)} 没有在 {timeout:.1f} 秒内返回（死循环？）") from None
         except MemoryLimitExceeded as exc:
             self._discard_worker(module)
             raise WorkerFault(f"{what}: the worker and the processes it started used {exc.used_mb:.0f} MB more "
-                              f"memory than at its start, together; {self.limits.memory_mb} MB are allowed; killed") from None
+                              f"memory than at its start, together; {self.limits.memory_mb} MB are allowed; killed / "
+                              f"{_zh_what(what)}：工作进程及其启动的进程共比启动时多用了 {exc.used_mb:.0f} MB 内存，"
+                              f"上限为 {self.limits.memory_mb} MB，已终止") from None
         except MessageTooLarge as exc:
             self._discard_worker(module)
             raise WorkerFault(f"the reply to {what} was too large ({exc.size / 2**20:.0f} MiB; at most "
-                              f"{wire.MAX_MESSAGE_BYTES // 2**20} MiB)") from None
+                              f"{wire.MAX_MESSAGE_BYTES // 2**20} MiB) / {_zh_what(what)} 的返回结果过大"
+                              f"（{exc.size / 2**20:.0f} MiB，上限 {wire.MAX_MESSAGE_BYTES // 2**20} MiB）") from None
         except (EOFError, OSError) as exc:
             status = worker.end_status()
             self._discard_worker(module)
-            raise WorkerFault(f"the worker process ended while {what} ({_describe_end(status, exc)})") from None
+            end, end_zh = _describe_end(status, exc)
+            raise WorkerFault(f"the worker process ended while {what} ({end}) / 运行 {_zh_what(what)} 时工作进程终止"
+                              f"（{end_zh}）") from None
         finally:
             self.budget.charge(self.current_exercise, time.monotonic() - start, setup)
         try:
@@ -346,7 +353,7 @@ class StudentCode:
 
     def _garbage(self, module: str, why: str) -> WorkerFault:
         self._discard_worker(module)
-        return WorkerFault(f"the worker sent a malformed reply ({why})")
+        return WorkerFault(f"the worker sent a malformed reply ({why}) / 工作进程发回了格式错误的回复（{why}）")
 
     def _discard_worker(self, module: str, grace: float = 0.0) -> None:
         slot = self._slot(module)
@@ -385,11 +392,33 @@ def _unavailable_message(module: str, body: dict) -> str:
     exc = body.get("exception") if type(body.get("exception")) is dict else {}
     kind, message = str(exc.get("type", "Error"))[:100], str(exc.get("message", ""))[:500]
     if body.get("outcome") == Outcome.MISSING:
-        return message or f"missing in {module}.py"
+        return _missing_message(module, message)
     return f"{module}.py could not be imported: {kind}: {message} / 无法导入 {module}.py"
 
 
-def _describe_end(status: str, exc: BaseException) -> str:
+def _zh_what(what: str) -> str:
+    """A request's `what` in Chinese: a function's name stays itself."""
+    if what == "loading the submission":
+        return "载入提交"
+    if what.startswith("importing "):
+        return "导入 " + what.removeprefix("importing ")
+    return what
+
+
+def _missing_message(module: str, message: str) -> str:
+    """The worker's sentence for what is missing, in both languages."""
+    import re
+
+    defines = re.fullmatch(r"(\w+)\.py defines no (\w+)", message)
+    if defines:
+        return f"{message} / {defines[1]}.py 中没有定义 {defines[2]}"
+    if re.fullmatch(r"the submission has no \w+\.py", message):
+        return f"{message} / 提交中没有 {message.rsplit(' ', 1)[1]}"
+    return f"{message or f'missing in {module}.py'} / {module}.py 中缺少所需的代码"
+
+
+def _describe_end(status: str, exc: BaseException) -> tuple[str, str]:
+    """How the worker ended, (in English, in Chinese)."""
     import signal as _signal
 
     if status.startswith("signal "):
@@ -398,9 +427,14 @@ def _describe_end(status: str, exc: BaseException) -> str:
             name = _signal.Signals(number).name
         except ValueError:
             name = f"signal {number}"
-        hints = {"SIGSEGV": "a crash in native code", "SIGKILL": "killed: by the code itself (a kill of its own process or group), or by the system when memory ran out",
-                 "SIGXCPU": "CPU time limit", "SIGXFSZ": "file size limit"}
-        return f"killed by {name}" + (f": {hints[name]}" if name in hints else "")
+        hints = {"SIGSEGV": ("a crash in native code", "原生代码崩溃"),
+                 "SIGKILL": ("killed: by the code itself (a kill of its own process or group), or by the system when "
+                             "memory ran out", "被终止：代码自己终止了自身进程或进程组，或内存耗尽时被系统终止"),
+                 "SIGXCPU": ("CPU time limit", "超出 CPU 时间限制"), "SIGXFSZ": ("file size limit", "超出文件大小限制")}
+        en, zh = hints.get(name, ("", ""))
+        return f"killed by {name}" + (f": {en}" if en else ""), f"被 {name} 终止" + (f"：{zh}" if zh else "")
     if status.startswith("exit "):
-        return f"it exited with status {status.split()[1]}: os._exit or a fatal error in the student's code"
-    return type(exc).__name__
+        code = status.split()[1]
+        return (f"it exited with status {code}: os._exit or a fatal error in the student's code",
+                f"以状态 {code} 退出：学生代码调用了 os._exit，或发生了致命错误")
+    return type(exc).__name__, type(exc).__name__
