@@ -30,6 +30,7 @@ import pytest
 
 from grader import catalog
 
+import course_copy
 from conftest import FULL_MARKS, OTTER_RUNS, ROOT, SOLUTIONS, STUBS, venv_tool
 from sample_submissions import WRONG, hostile, modules_of, wrong_zip, write_zip
 
@@ -369,3 +370,22 @@ def test_a_plugin_that_could_not_grade_gives_every_question_zero(tmp_path):
     assert {n: r.score for n, r in results.results.items()} == {e.name: 0 for e in cat.exercises}
     assert results.possible == cat.max_score() == FULL_MARKS
     assert "before_grading did not run" in results.summary()
+
+
+def test_a_local_otter_run_grades_with_the_zips_course_not_the_installed_one(tmp_path):
+    """The zip is exported from a course whose points differ from the installed checkout's (as after
+    changing points once the zip was made): the local `otter run` gives the zip's points, as Gradescope
+    would, and says which course it used."""
+    course_file = course_copy.copy_course(tmp_path / "course")
+    data = course_copy.read(course_file)
+    first = next(iter(data["exercises"]))
+    test = next(iter(data["exercises"][first]["hidden"]))
+    data["exercises"][first]["hidden"][test] += 3
+    course_copy.write(course_file, data)
+    autograder = tmp_path / "autograder.zip"
+    python("-m", "grader", "export", "otter", "--course", str(course_file), "--out", str(autograder))
+    python("-m", "grader", "submit", str(SOLUTIONS), "--out", str(tmp_path / "reference.zip"))
+    run = otter_run(autograder, tmp_path / "reference.zip", tmp_path / "out")
+    assert sum(run.scores.values()) == sum(run.max_scores.values()) == FULL_MARKS + 3, run.scores
+    assert run.scores[first] == catalog.load().exercise(first).max_score + 3
+    assert "(the autograder zip's own)" in run.stdout, run.stdout[-2000:]

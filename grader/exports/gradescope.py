@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -189,10 +190,11 @@ def run(root: Path) -> dict:
         if verdict and not verdict.graded:
             results = limits.kept_results(verdict, time.monotonic() - start)
         else:
-            protect_hidden_tests(root)
+            protect_hidden_tests(root, zip_course(root))
             sub = load(submission_path(root / "submission"))
-            report = grade(sub, seed=config.get("seed", 0), device=config.get("device", "cpu"),
-                           secrets=secret_paths(root))
+            with tempfile.TemporaryDirectory(prefix="autograd-lab-zip-course-") as tmp:
+                report = grade(sub, seed=config.get("seed", 0), device=config.get("device", "cpu"),
+                               secrets=secret_paths(root), course=course_to_grade(zip_course(root), Path(tmp)))
             results = gradescope_results(report, time.monotonic() - start)
             if verdict:
                 results["output"] += "\n" + verdict.note
@@ -221,15 +223,38 @@ def secret_paths(root: Path) -> list[str]:
             str(root / "source" / "otter_config.json"), str(root / "submission_metadata.json")]
 
 
-def grade(sub, seed: int, device: str, secrets: list[str], name: str = "submission") -> dict:
+def zip_course(root: Path) -> Path | None:
+    """The course file an autograder zip carries, unpacked under ROOT (its package's own course, in
+    ROOT/source/autograd_lab/grader/cases/), or None. Grading uses it whichever grader package runs
+    the zip: on Gradescope the zip's own, installed; in a local `otter run`, the instructor's."""
+    found = Path(root) / "source" / SOURCE_DIR / "grader" / "cases" / "course.yaml"
+    return found.resolve() if found.is_file() else None
+
+
+def course_to_grade(course: Path | None, folder: Path) -> Path | None:
+    """The course file that grades with the zip's course `course`: itself where the running grader is the
+    zip's own package (Gradescope), else a copy of its folder in `folder` (a local run with the
+    instructor's grader: the zip's course sits in a package named `grader` too, whose test modules
+    would be taken for the installed one's)."""
+    if course is None or course.parent.resolve() == catalog_module.DEFAULT_COURSE.parent.resolve():
+        return course
+    import shutil
+
+    copy = Path(folder) / "zip_course"
+    shutil.copytree(course.parent, copy, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return copy / course.name
+
+
+def grade(sub, seed: int, device: str, secrets: list[str], name: str = "submission",
+          course: Path | None = None) -> dict:
     """One loaded submission through the engine, public and hidden tests: the score file that
     `grader grade` writes. A crash of the grader itself gives the complete score file of zeros
-    that `grader grade` gives."""
+    that `grader grade` gives. `course`: the course file to grade with (the zip's, `zip_course`)."""
     from grader.host.runner import Engine, Options, failure_report, resolve_device
 
     sub.name = name
     options = Options(device=resolve_device(device), seed=seed, folders=("public", "hidden"),
-                      extra_hidden=secrets)
+                      extra_hidden=secrets, course=str(course) if course else None)
     engine = None
     try:
         engine = Engine(options, slot=os.getpid() % 4000)
@@ -241,13 +266,14 @@ def grade(sub, seed: int, device: str, secrets: list[str], name: str = "submissi
             engine.close()
 
 
-def protect_hidden_tests(root: Path) -> None:
+def protect_hidden_tests(root: Path, course: Path | None = None) -> None:
     """Where no namespace hides them (a container that forbids unshare), the hidden tests are kept
-    from the unprivileged worker user by their permissions: for the package copy under ROOT, the
-    one the zip carries, never an instructor's own installation."""
-    hidden = PACKAGE_DIR / "cases" / "hidden"
-    if hidden.resolve().is_relative_to(Path(root).resolve()):
-        os.chmod(hidden, 0o700)
+    from the unprivileged worker user by their permissions: for the package copy under ROOT and the
+    course the zip carries, never an instructor's own installation."""
+    folders = [PACKAGE_DIR / "cases" / "hidden"] + ([catalog_module.load(course).folder("hidden")] if course else [])
+    for hidden in dict.fromkeys(folders):
+        if hidden.is_dir() and hidden.resolve().is_relative_to(Path(root).resolve()):
+            os.chmod(hidden, 0o700)
 
 
 # ============================================================================= results.json

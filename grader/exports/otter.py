@@ -249,12 +249,18 @@ class PluginLogic:
         self.snapshot: intake.Submission | None = None
         self.report: dict | None = None
         self.autograder_dir: Path | None = None
+        self.course: Path | None = None  # the zip's course file, which grades (never the installed checkout's)
+        self.course_copy: str | None = None  # where it is copied when another grader package runs the zip
 
     # -- before otter reads the log or starts its kernel -----------------------------------
     def before_grading(self, config) -> None:
         folder = Path(self.submission_path).parent
         self.snapshot = intake.load(folder)
         self.autograder_dir = Path(config.autograder_dir).resolve()
+        self.course = gradescope.zip_course(self.autograder_dir)
+        if self.course is not None:  # the zip's course, tests and points: what Gradescope grades with
+            self.course_copy = tempfile.mkdtemp(prefix="autograd-lab-zip-course-")
+            catalog.use(gradescope.course_to_grade(self.course, Path(self.course_copy)))
         clear_submission_folder(folder, Path(self.submission_path), self.autograder_dir / "source" / "tests")
         config.grade_from_log = False
         config.serialized_variables = None
@@ -283,22 +289,31 @@ class PluginLogic:
         limit = limits.Limit.from_config(config)
         verdict = limits.decide(self.submission_metadata, limit) if limit else None
         if verdict and not verdict.graded:
+            self._drop_course_copy()
             return keep_last_graded(results, verdict)
         try:
             if self.snapshot is None:
                 raise RuntimeError("the plugin's before_grading did not run, so nothing was read to grade")
-            gradescope.protect_hidden_tests(self.autograder_dir)
+            gradescope.protect_hidden_tests(self.autograder_dir, self.course)
             self.report = gradescope.grade(self.snapshot, seed=seed, device=device,
-                                           secrets=gradescope.secret_paths(self.autograder_dir))
+                                           secrets=gradescope.secret_paths(self.autograder_dir),
+                                           course=catalog.active_path() if self.course else None)
         except Exception:
             self.report = failure_report("submission", Options(seed=seed), "internal grader error:\n"
                                          + traceback.format_exc()[-3000:])
+        finally:
+            self._drop_course_copy()
         results.results = {e["name"]: question_result(e, self.report) for e in self.report["exercises"]}
         results._catastrophic_error = None  # the kernel ran only placeholders: its outcome counts for nothing
         for exercise in self.report["exercises"]:
             results.update_score(exercise["name"], exercise["score"])
         results.set_output(student_summary(self.report) + (f"\n{verdict.note}" if verdict else ""))
         results.set_plugin_data(PLUGIN, self.report)
+
+    def _drop_course_copy(self) -> None:
+        if self.course_copy:
+            shutil.rmtree(self.course_copy, ignore_errors=True)
+            self.course_copy = None
 
     def generate_report(self) -> str:
         import grader
@@ -309,6 +324,8 @@ class PluginLogic:
         lines = [f"autograd-lab {grader.__version__} ({os.path.dirname(os.path.abspath(grader.__file__))}) graded "
                  f"this submission in its sandbox ({r.get('sandbox', {}).get('backend', 'unknown')}, device "
                  f"{r['device']}, seed {r.get('seed')}): {r['score']:g}/{r['max_score']:g}"]
+        lines.append(f"  course: {self.course} (the autograder zip's own)" if self.course else
+                     f"  course: {catalog.load().path} (the installed grader's: this zip carries none)")
         lines += [f"  {e['name']:<28}{e['score']:g}/{e['max_score']:g}" for e in r["exercises"]]
         lines += [f"  ! {p}" for p in r.get("submission_errors", [])]
         return "\n".join(lines)

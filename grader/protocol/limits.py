@@ -42,6 +42,7 @@ class SandboxPlan:
     hidden_paths: list[str] = field(default_factory=list)
     worker_uid: int | None = None
     worker_gid: int | None = None
+    worker_groups: list[int] = field(default_factory=list)  # supplementary groups (the process sandbox as root)
     device: str = "cpu"
     # The process sandbox only: what Landlock and seccomp confine the worker by on this kernel
     # ("files", "signals", "network"; see grader.sandboxed.confine).

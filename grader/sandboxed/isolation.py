@@ -279,7 +279,7 @@ def current_address_space() -> int:
 
 def _drop_privileges(plan: SandboxPlan) -> None:
     if plan.worker_uid is not None and os.geteuid() == 0:
-        os.setgroups([])
+        os.setgroups(list(plan.worker_groups))
         os.setresgid(plan.worker_gid, plan.worker_gid, plan.worker_gid)
         os.setresuid(plan.worker_uid, plan.worker_uid, plan.worker_uid)
         if os.getresuid() != (plan.worker_uid,) * 3:

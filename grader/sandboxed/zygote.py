@@ -42,7 +42,7 @@ from multiprocessing.connection import Connection
 
 from grader.protocol.limits import Limits, SandboxPlan
 from grader.protocol.messages import SpawnReply, ZygoteHello, ZygoteOp
-from grader.sandboxed import confine, isolation
+from grader.sandboxed import confine, isolation, reach
 from grader.sandboxed.isolation import clean_environment
 
 
@@ -185,6 +185,9 @@ def choose_plan(config: dict, root_dir: str) -> SandboxPlan:
         notes.append(f"{mode} unavailable: {problem}")
     plan = SandboxPlan(mode="process", **base, notes=notes)
     plan.worker_uid = plan.worker_gid = uid
+    if uid is not None:  # before the first worker: its own user must reach the interpreter, the venv, the package
+        plan.worker_groups = [reach.WORKER_GROUP]
+        plan.notes += let_the_worker_read(plan, config)
     plan.confined = confine.available()
     if plan.confined:
         confine.prepare(plan)
@@ -197,6 +200,24 @@ def choose_plan(config: dict, root_dir: str) -> SandboxPlan:
         # unreadable to it, as one would with chmod o= (Gradescope's advice).
         isolation.protect_from_other_users(config["hidden"])
     return plan
+
+
+def let_the_worker_read(plan: SandboxPlan, config: dict) -> list[str]:
+    """Open to the workers' group what stops the worker's user reading the interpreter, the venv or the
+    package (notes saying what was opened); RuntimeError saying what to change when that cannot be done."""
+    paths = reach.needed_paths(config["readonly"], sys.executable)
+    who = (plan.worker_uid, plan.worker_gid, plan.worker_groups)
+    blocked = reach.unreachable(paths, *who)
+    if not blocked:
+        return []
+    try:
+        notes = reach.open_to_workers(blocked)
+    except OSError as exc:
+        raise RuntimeError(reach.explain(blocked, plan.worker_uid, f"an ACL could not be set: {exc}")) from None
+    still = reach.unreachable(paths, *who)
+    if still:
+        raise RuntimeError(reach.explain(still, plan.worker_uid, "still blocked after an ACL entry for its group"))
+    return notes
 
 
 WORKER_UIDS = range(61000, 65000)
