@@ -12,7 +12,9 @@ fields the readers use), its totals add up, every number in it has a float (a va
 hundred digits passes the schema, but `float()` of it, which every export does, overflows), and a `submitted_at`
 is an ISO 8601 time with a time zone inside the calendar's range. Any other file is returned as
 `Unusable` with the reason in plain words: listed, never skipped in silence and never scored. Two
-files for one submission are both set aside: which one is the student's is unknown.
+files for one submission are both set aside: which one is the student's is unknown. A valid file
+whose `status` is `ungradable` (the grader failed, not the student's code) is read like any other;
+`is_ungradable` and `ungradable_reason` are how every consumer tells it apart.
 """
 
 from __future__ import annotations
@@ -29,9 +31,11 @@ from typing import Any, Iterable
 from grader.protocol.messages import TestStatus
 from grader.safetext import clean_text
 
-# 1.1 added tests_sha256, mistake, and the gradebook fields; 1.2 a notebook's `cell`; 1.3 a public check's `output`
-SCHEMA_VERSION = "1.3"
-READABLE_SCHEMA_VERSIONS = ("1.0", "1.1", "1.2", "1.3")  # every version the readers and exporters accept
+# 1.1 added tests_sha256, mistake, and the gradebook fields; 1.2 a notebook's `cell`; 1.3 a public check's `output`;
+# 1.4 the file's `status` (ungradable)
+SCHEMA_VERSION = "1.4"
+READABLE_SCHEMA_VERSIONS = ("1.0", "1.1", "1.2", "1.3", "1.4")  # every version the readers and exporters accept
+GRADED, UNGRADABLE = "graded", "ungradable"  # a file's status; absent (files before 1.4) is graded
 SCHEMA_FILE = Path(__file__).resolve().parent / "schema" / "score.schema.json"
 TEST_STATUSES = tuple(TestStatus)  # declared once, in grader.protocol.messages
 VISIBILITIES = ("visible", "hidden")
@@ -145,6 +149,21 @@ def read(path: str | Path) -> ScoreFile | Unusable:
         return Unusable(path, f"submitted_at {clean_text(str(data['submitted_at']), 60)!r} is not an ISO 8601 time "
                               "with a time zone inside the calendar (e.g. 2026-12-01T23:59:00+08:00)", submission)
     return ScoreFile(path, data, submission, submitted_at)
+
+
+def is_ungradable(data: dict) -> bool:
+    """The grader could not grade this submission honestly: its points are no grade (schema 1.4)."""
+    return data.get("status") == UNGRADABLE
+
+
+def ungradable_reason(data: dict) -> str:
+    """What the consumers say of an ungradable file, with the grader's first problem line."""
+    message = next((e for e in data.get("submission_errors", []) if isinstance(e, str)), "")
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    first = " ".join(dict.fromkeys(lines[:1] + lines[-1:]))  # 'internal grader error: ... KeyError: ...'
+    first = clean_text(first, 200, one_line=True)
+    return ("ungradable: the grader could not grade this submission (" + (first or "no reason recorded")
+            + "); its points are no grade: not exported; `grader grade --resume` grades it again")
 
 
 def read_valid(path: str | Path) -> dict | None:

@@ -25,7 +25,9 @@ import traceback
 from pathlib import Path
 
 from grader import catalog as catalog_module
+from grader import score_files
 from grader.errors import UsageError
+from grader.policy import limits
 from grader.exports.bundle import (CHECKOUT, DEFAULT_COURSE_PARTS, PACKAGE_DIR, add_course_option, course_package_files,
                                    package_files, write_zip)
 from grader.safetext import clean_text
@@ -179,7 +181,6 @@ def run(root: Path) -> dict:
     """Grade ROOT/submission and write ROOT/results/results.json; returns what was written."""
     from grader.host.intake import load
     from grader.host.results import write_atomic
-    from grader.policy import limits
 
     root = Path(root)
     start = time.monotonic()
@@ -304,7 +305,7 @@ def gradescope_results(report: dict, execution_time: float) -> dict:
         "tests": tests,
         "extra_data": {"autograd_lab": {
             key: [clean_text(e, OUTPUT_LIMIT) for e in report[key]] if key == "submission_errors" else report[key]
-            for key in ("max_score", "device", "torch_version", "grader_version", "seed", "source_sha256",
+            for key in ("status", "max_score", "device", "torch_version", "grader_version", "seed", "source_sha256",
                         "submission_errors", "sandbox") if key in report}},
     }
 
@@ -313,6 +314,8 @@ def student_summary(report: dict) -> str:
     """What a student may read before grades are published: public results and submission problems."""
     public = [t for e in report["exercises"] for t in e["tests"] if t["visibility"] == "visible"]
     passed = sum(t["status"] == "passed" for t in public)
+    if score_files.is_ungradable(report):  # the first line, where the submission limit looks (limits.was_graded)
+        return "\n".join([limits.UNGRADABLE] + [f"! {clean_text(p, OUTPUT_LIMIT)}" for p in report.get("submission_errors", [])])
     lines = [f"autograd-lab: {passed} of {len(public)} public tests passed. Hidden tests, with other inputs, "
              f"show when grades are published.",
              f"公开测试通过 {passed}/{len(public)}；隐藏测试的结果在成绩发布后显示。"]

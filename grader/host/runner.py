@@ -152,7 +152,8 @@ class Engine:
 
 
 def failure_report(name: str, options: Options, message: str, duration_s: float = 0.0) -> dict:
-    """A complete score file for a submission the grader itself could not grade."""
+    """A complete score file for a submission the grader itself could not grade: every test an error
+    worth 0, and the file's status `ungradable`, so that no export posts those zeros as a grade."""
     cat = catalog_module.load(options.course)
     outcomes = [TestOutcome(t.name, t, t.points, TestStatus.ERROR, message)
                 for e in cat.exercises for t in e.tests if t.folder in options.folders
@@ -161,7 +162,7 @@ def failure_report(name: str, options: Options, message: str, duration_s: float 
     return results.build_report(submission=name, exercises=exercises, outcomes=outcomes, device=options.device,
                                 torch_version=torch.__version__, duration_s=duration_s,
                                 grader_version=grader.__version__, seed=options.seed,
-                                submission_errors=[message])
+                                submission_errors=[message], status=score_files.UNGRADABLE)
 
 
 # ============================================================================= many submissions
@@ -413,7 +414,10 @@ def write_failure(exc: OSError, path: Path, summary: RunSummary) -> RunStopped:
 
 def stale(report: dict, source_sha256: str, options: Options, tests_sha256: str) -> str:
     """Why a finished score file cannot be kept by --resume ("" when it can): its submission, seed,
-    device or tests (the course file, its test cases and helpers, the grader version) differ from this run's."""
+    device or tests (the course file, its test cases and helpers, the grader version) differ from this run's,
+    or the grader could not grade it last time (an ungradable file is never kept)."""
+    if score_files.is_ungradable(report):
+        return "ungradable last time"
     if report.get("source_sha256") != source_sha256:
         return "submission changed"
     if report.get("seed") != options.seed:

@@ -214,8 +214,9 @@ def run_prairielearn(args) -> int:
     from grader.lms.scores import load_score_path
 
     scores = load_score_path(args.scores)
-    paths = prairielearn.output_paths(scores.scores, args.out) if scores.scores else {}
-    for score in scores.scores:
+    written = scores.scores + scores.ungradable  # an ungradable file becomes `gradable: false` (no attempt used)
+    paths = prairielearn.output_paths(written, args.out) if written else {}
+    for score in written:
         prairielearn.write_results(score, paths[score.submission], args.show_hidden_messages)
     report = Report("export prairielearn")
     report.add_invalid_files(scores.problems, scores.scores)

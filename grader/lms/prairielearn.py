@@ -6,8 +6,8 @@ docs/externalGrading.md` and `apps/prairielearn/src/lib/externalGraderCommon.ts`
 
 - P1 `score` is a number in [0, 1] (the only required field when gradable; the job fails if it
   is not a number);
-- P2 `gradable` is a boolean (false: not graded, no attempt used); we always write true:
-  a score file means the submission was graded;
+- P2 `gradable` is a boolean (false: not graded, no attempt used); we write true for a score
+  file, false (with the reason as the message, no score) for an ungradable one (the grader failed);
 - P3 `format_errors`, if present, is a string or a list of strings; we write none (format errors
   make the submission invalid, while a student's import error is graded as 0 for that module);
 - P4 `message` and `output` are strings; `tests` is a list of
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.lms import LmsError
-from grader.lms.scores import SubmissionScore, format_points
+from grader.lms.scores import ScoreProblem, SubmissionScore, format_points
 from grader.safetext import clean_text
 
 MAX_BYTES = 1_000_000
@@ -62,6 +62,11 @@ def build_results(score: SubmissionScore, show_hidden: bool = False) -> dict[str
                                                                   for e in score.submission_errors)
     results = {"gradable": True, "score": round(score.fraction, 6), "message": message, "tests": tests}
     return _fit_in_limit(results)
+
+
+def ungradable_results(reason: str) -> dict[str, Any]:
+    """P2: a file the grader could not grade honestly: not graded, no attempt used, the reason said."""
+    return {"gradable": False, "message": clean_text(reason, MAX_MESSAGE_CHARS)}
 
 
 def _fit_in_limit(results: dict[str, Any]) -> dict[str, Any]:
@@ -143,8 +148,9 @@ def safe_dir_name(submission: str) -> str:
     return name
 
 
-def write_results(score: SubmissionScore, path: Path, show_hidden: bool = False) -> None:
-    results = build_results(score, show_hidden)
+def write_results(score: SubmissionScore | ScoreProblem, path: Path, show_hidden: bool = False) -> None:
+    """results.json for a score, or `gradable: false` for an ungradable file (a ScoreProblem)."""
+    results = ungradable_results(score.reason) if isinstance(score, ScoreProblem) else build_results(score, show_hidden)
     text = to_json(results)
     problems = validate_results(results, text.encode("utf-8"))
     if problems:
@@ -153,7 +159,7 @@ def write_results(score: SubmissionScore, path: Path, show_hidden: bool = False)
     path.write_text(text + "\n", encoding="utf-8")
 
 
-def output_paths(scores: list[SubmissionScore], out: Path) -> dict[str, Path]:
+def output_paths(scores: list[SubmissionScore | ScoreProblem], out: Path) -> dict[str, Path]:
     """`out/<submission>/results.json` each; `out` itself when it ends in .json and there is one score."""
     if out.suffix == ".json":
         if len(scores) != 1:

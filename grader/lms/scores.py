@@ -12,6 +12,8 @@ to [0, max_score].
 Every string a submission could control goes through `grader.safetext.clean_text`
 (lone surrogates, control characters, workflow commands) before an exporter sees it; a score
 above its maximum (a test, an exercise or the total) is clamped, with a warning that names it.
+An ungradable file (the grader failed: schema 1.4's `status`) is no score: it is a problem every
+export lists and skips, and `ScoreSet.ungradable` names it apart.
 """
 
 from __future__ import annotations
@@ -94,7 +96,8 @@ class SubmissionScore:
 class ScoreSet:
     directory: Path
     scores: list[SubmissionScore] = field(default_factory=list)
-    problems: list[ScoreProblem] = field(default_factory=list)
+    problems: list[ScoreProblem] = field(default_factory=list)  # every file not exported, the ungradable included
+    ungradable: list[ScoreProblem] = field(default_factory=list)  # valid files the grader could not grade
 
     @property
     def warnings(self) -> list[str]:
@@ -124,15 +127,15 @@ def _score_set(directory: Path, paths: list[Path]) -> ScoreSet:
     except score_files.ScoreFileError as exc:
         raise LmsError(str(exc)) from None
     result = ScoreSet(directory)
-    result.scores = [_to_submission_score(f) for f in loaded.files]
     result.problems = loaded.unusable
+    for found in loaded.files:
+        if score_files.is_ungradable(found.data):  # listed and skipped by every export: its zeros are no grade
+            problem = ScoreProblem(found.path, score_files.ungradable_reason(found.data), found.submission)
+            result.ungradable.append(problem)
+            result.problems.append(problem)
+        else:
+            result.scores.append(_to_submission_score(found))
     return result
-
-
-def load_score_file(path: Path) -> SubmissionScore | ScoreProblem:
-    """Parse and validate one file; a problem is returned, not raised."""
-    found = score_files.read(path)
-    return _to_submission_score(found) if isinstance(found, score_files.ScoreFile) else found
 
 
 class _Clamp:

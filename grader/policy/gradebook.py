@@ -53,10 +53,10 @@ def run_gradebook(scores_dir: Path, policy_path: Path, out: Path) -> Gradebook:
     known = {submission_key(name): name for name in [*files, *invalid]}
     extensions = read_extensions(policy, known)
     overrides = read_overrides(policy, known, files)
-    handins = hand_in_times(policy, sorted(files))
+    handins = hand_in_times(policy, sorted([*files, *invalid]))
     book = Gradebook(policy, warnings=list(handins.warnings) + _future_times(handins.times))
     for name, reason in invalid.items():
-        book.left_out[name] = f"invalid score file: {reason}"
+        book.left_out[name] = reason
     for name in sorted(files):
         deadline = Deadline(extensions.get(name, policy.due), name in extensions)
         if name not in handins.times:
@@ -85,7 +85,8 @@ def _check_out(scores_dir: Path, out: Path) -> None:
 
 
 def _load_scores(scores_dir: Path) -> tuple[dict[str, dict], dict[str, str]]:
-    """The valid score files (submission -> data) and the invalid ones (submission -> reason)."""
+    """The valid score files (submission -> data) and the ones left out (submission -> why: an invalid
+    file, or an ungradable one, whose zeros are no grade)."""
     from grader import score_files
 
     if not scores_dir.is_dir():
@@ -94,8 +95,11 @@ def _load_scores(scores_dir: Path) -> tuple[dict[str, dict], dict[str, str]]:
         loaded = score_files.load([scores_dir])
     except score_files.ScoreFileError as exc:
         raise PolicyError(str(exc)) from None
-    files = {f.submission: f.data for f in loaded.files}
-    return files, {u.submission: f"{u.path.name} {u.reason}" for u in loaded.unusable}
+    files = {f.submission: f.data for f in loaded.files if not score_files.is_ungradable(f.data)}
+    invalid = {u.submission: f"invalid score file: {u.path.name} {u.reason}" for u in loaded.unusable}
+    invalid.update({f.submission: f"{f.path.name} {score_files.ungradable_reason(f.data)}"
+                    for f in loaded.files if score_files.is_ungradable(f.data)})
+    return files, invalid
 
 
 def _submission(row: Row, value: str, known: dict[str, str], what: str) -> str:

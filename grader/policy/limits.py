@@ -6,7 +6,8 @@ student's `previous_submissions`, each with `submission_time`, `score` and `resu
 results.json it got) (gradescope/autograder_samples, docs/submission_metadata.md). The rules:
 
 - A previous submission counts when it was graded: not one turned away by this rule (its results'
-  output starts with NOT_GRADED) and not one where the autograder failed (`autograder_error`).
+  output starts with NOT_GRADED), not one where the autograder failed (`autograder_error`) and not
+  one the grader could not grade (an ungradable score file: its output starts with UNGRADABLE).
   A previous submission that comes without its results counts.
 - At most N submissions are graded within the HOURS before this one's `created_at` (over the whole
   assignment without --window). Times come from the metadata, never from the clock, so a regrade
@@ -30,6 +31,8 @@ from pathlib import Path
 from grader.policy.timeutil import parse_time
 
 NOT_GRADED = "autograd-lab: not graded: over the submission limit / 超出提交次数限制，未评分"
+UNGRADABLE = ("autograd-lab: not graded: the grader failed (not your code); this is no grade and does not count "
+              "as a submission / 评分程序出错（不是你的代码的问题）：这不是成绩，也不计入提交次数")
 METADATA_FILE = "submission_metadata.json"
 
 
@@ -97,7 +100,7 @@ def was_graded(previous: dict) -> bool:
         return False
     results = previous.get("results")
     output = results.get("output") if isinstance(results, dict) else None
-    return not (isinstance(output, str) and output.split("\n", 1)[0] == NOT_GRADED)
+    return not (isinstance(output, str) and output.split("\n", 1)[0] in (NOT_GRADED, UNGRADABLE))
 
 
 def decide(metadata: dict | None, limit: Limit) -> Verdict:

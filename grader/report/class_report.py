@@ -49,6 +49,7 @@ def context(scores: ScoreFiles, source: str, feedback_base: str | None, public: 
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "warnings": warnings(f),
         "unusable": [] if public else scores.unusable,
+        "ungradable": [u if not public else None for u in scores.ungradable],
         "public": public,
         "problem_counts": Counter(k for p in f.problems for k in p.kinds).most_common(),
         "exercise_names": names,

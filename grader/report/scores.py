@@ -5,7 +5,7 @@ whose name does not start with a dot (ledgers and temporary files do); a file gi
 read as it is, by `grader.score_files`, the one reader and validator of score files: a file that
 cannot be read or is not a valid score file is listed with the reason, never skipped in silence
 and never counted. Two files for one submission are both set aside: which one is the student's is
-unknown.
+unknown. An ungradable file (the grader failed) is kept apart too: listed, never in the figures.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ class ScoreFiles:
 
     reports: list[dict] = field(default_factory=list)
     unusable: list[Unusable] = field(default_factory=list)
+    ungradable: list[Unusable] = field(default_factory=list)  # valid files the grader could not grade: shown apart
     paths: dict[str, Path] = field(default_factory=dict)  # submission -> its file
 
 
@@ -36,11 +37,14 @@ def load(paths: list[str | Path]) -> ScoreFiles:
         raise ReportError(str(exc)) from None
     result = ScoreFiles(unusable=loaded.unusable)
     for found in sorted(loaded.files, key=lambda f: f.data["submission"]):
+        if score_files.is_ungradable(found.data):  # its zeros are no score: never in the class's figures
+            result.ungradable.append(Unusable(found.path, score_files.ungradable_reason(found.data), found.submission))
+            continue
         result.reports.append(found.data)
         result.paths[found.data["submission"]] = found.path
     if not result.reports:
-        count = len(loaded.unusable)
-        reasons = "; ".join(f"{u.path.name}: {u.reason}" for u in result.unusable[:3])
+        count = len(loaded.unusable) + len(result.ungradable)
+        reasons = "; ".join(f"{u.path.name}: {u.reason}" for u in (result.unusable + result.ungradable)[:3])
         raise ReportError(f"no usable score file among {count} ({reasons})")
     return result
 
