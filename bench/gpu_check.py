@@ -202,7 +202,8 @@ def diagnose(device: str, repeats: int = 3, sandbox: str | None = None) -> dict:
     try:
         for _ in range(repeats):
             gpu_before = _device_used_mb() if device == "cuda" else None
-            student = StudentCode(sub.files, launcher, catalog.load().modules_by_function, limits, device=device)
+            student = StudentCode(sub.files, launcher, catalog.load().module_of_exercise, limits, device=device,
+                                  course=catalog.load())
             try:
                 start = time.perf_counter()
                 student._ensure_worker("graph")  # fork, sandbox, load (and CUDA's initialisation)

@@ -20,8 +20,10 @@ import pytest
 import yaml
 
 from grader import catalog
+from grader.host.runner import Engine, Options
+from grader.validate import mistakes as corpus
 
-from conftest import ROOT, SOLUTIONS, STUBS, SUBMISSIONS
+from conftest import ROOT, SOLUTIONS, STUBS, SUBMISSIONS, make_submission
 
 COURSE = catalog.load()
 SOURCE, RENAMED = "grad.py", "derivatives.py"
@@ -75,6 +77,47 @@ def test_the_second_course_is_graded_with_its_own_modules_and_points(second, tmp
     check = run("check", "--course", str(second), str(second / "solutions"))  # a folder names its course.yaml
     assert check.returncode == 0, check.stdout + check.stderr
     assert f"{len(names)} of {len(names)} exercises pass" in check.stdout
+
+
+# One mistake named by the error the student's code raised (the course file's `error:` text), one by
+# the test's own comparison (`close(..., mistakes=...)`).
+TWO_WAYS = ["partial_grads_no_allow_unused", "hvp_sum_instead_of_v"]
+MARK = "[derivatives] "
+
+
+@pytest.mark.slow  # two engines, about 40 s
+def test_two_courses_in_one_process_each_name_their_own_mistakes(tmp_path):
+    """Two engines in one process (as a Dask worker may hold), this course's and the second's, whose
+    mistakes read differently: each submission's mistakes come from its own engine's course, whichever
+    engine started last and in whatever order they grade. Nothing reads a course of the process."""
+    folder = make_course(tmp_path / "derivatives", mistakes=TWO_WAYS)
+    data = yaml.safe_load((folder / "course.yaml").read_text(encoding="utf-8"))
+    for exercise in data["exercises"].values():
+        for mistake in exercise.get("mistakes", {}).values():
+            mistake["en"] = MARK + mistake["en"]
+    (folder / "course.yaml").write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    courses = {"autograd-lab": (COURSE, None, SUBMISSIONS / "wrong"),
+               "derivatives": (catalog.load(folder), str(folder / "course.yaml"), folder / "wrong")}
+    only = {"partial_grads", "hvp"}
+    engines = {"autograd-lab": Engine(Options(seed=0, exercises=only))}
+    engines["derivatives"] = Engine(Options(seed=0, exercises=only, course=courses["derivatives"][1]), slot=1)
+    try:
+        for name in TWO_WAYS + TWO_WAYS[::-1]:  # interleaved: first, second, second, first
+            for which in (["autograd-lab", "derivatives"] if name == TWO_WAYS[0] else ["derivatives", "autograd-lab"]):
+                course, _, wrong = courses[which]
+                entry = corpus.read_folder(wrong)[name]
+                sub = make_submission(tmp_path / which / name, corpus.submission_modules(entry, course),
+                                      base=course.place("solutions"))
+                report = engines[which].grade(sub)
+                found = [t["mistake"] for e in report["exercises"] if e["name"] == entry["EXERCISE"]
+                         for t in e["tests"] if t.get("mistake")]
+                assert entry["MISTAKE"] in {m["id"] for m in found}, (which, name)
+                assert {e["module"] for e in report["exercises"]} == {RENAMED if which == "derivatives" else SOURCE}
+                marked = {m["en"].startswith(MARK) for m in found if m["id"] == entry["MISTAKE"]}
+                assert marked == {which == "derivatives"}, (which, name, found)
+    finally:
+        for engine in engines.values():
+            engine.close()
 
 
 def test_validate_audits_the_second_course(second):

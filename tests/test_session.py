@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from grader.host.plugin import GradingPlugin
 from grader.host.runner import Engine, Options
 
@@ -24,15 +26,16 @@ def test_one_session_grades_each_submission_afresh(engine):
 
 def test_a_session_that_stops_mid_submission_is_said_and_the_next_one_is_fresh(monkeypatch):
     setups = []
-    original = GradingPlugin.pytest_runtest_setup
+    original = GradingPlugin.pytest_runtest_protocol
 
-    def interrupted_on_the_third_test(self, item):
+    @pytest.hookimpl(hookwrapper=True)
+    def interrupted_on_the_third_test(self, item, nextitem):
         setups.append(item.nodeid)
         if len(setups) == 3:
             raise KeyboardInterrupt("stopped inside pytest")
-        return original(self, item)
+        yield from original(self, item, nextitem)
 
-    monkeypatch.setattr(GradingPlugin, "pytest_runtest_setup", interrupted_on_the_third_test)
+    monkeypatch.setattr(GradingPlugin, "pytest_runtest_protocol", interrupted_on_the_third_test)
     engine = Engine(Options(seed=0))
     try:
         broken = engine.grade(SOLUTIONS)

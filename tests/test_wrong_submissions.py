@@ -99,7 +99,7 @@ def test_device_mistake_is_named_from_its_gpu_failure(name):
         check = lambda: kit.returned(call)  # noqa: E731
     with pytest.raises(kit.Fail) as failure:
         check()
-    status, message, mistake = plugin.classify(failure, visible=False, exercise=exercise)
+    status, message, mistake = plugin.classify(failure, visible=False, exercise=exercise, course=catalog.load())
     assert status == "failed" and mistake is not None and mistake["id"] == entry["MISTAKE"], (status, message)
     assert mistake["en"] in message and mistake["zh"] in message
 

@@ -4,7 +4,10 @@ Every check raises `Fail(reason, detail, mistake)`. The reason names what is wro
 shows input values, so hidden tests may report it. The detail shows numbers and is shown for
 public tests only. Where the failure matches a known learner mistake, `mistake` is its key in
 the course file (grader/cases/course.yaml): the message gets that mistake's advice ("gradients accumulate: ...")
-and the score file its id. Messages are in English and 简体中文.
+and the score file its id. Where the student's code raised, `raised` carries the error and the plugin
+names the mistake it means in the course being graded (`grader.host.plugin.classify`): the kit reads
+no course of its own; what it needs of one comes with the `student` (`StudentCode.course`).
+Messages are in English and 简体中文.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from typing import Any, Callable, Iterable
 
 import torch
 
-from grader import catalog
 from grader.safetext import clean_text
 from grader.host.student_code import CallResult
 from grader.protocol.markers import SESSION_DEVICE, Arg, Fn, Graph, Leaf  # noqa: F401  (re-exported for tests)
@@ -28,13 +30,17 @@ class Fail(AssertionError):
     """A check that did not hold. `reason` says what is wrong (bilingual, no input values);
     `detail` shows numbers and is reported for public tests only; `mistake` is the key of a known
     learner mistake (the course file's `mistakes:`) that the failure matches, `fill` its placeholders.
-    The plugin turns the key into the score file's `mistake: {id, en, zh}` and appends its advice."""
+    `raised`: (function, "Type: message") where the student's code raised; without a `mistake`, the
+    mistake the course file's `error:` texts give that error. The plugin turns the key into the score
+    file's `mistake: {id, en, zh}` and appends its advice."""
 
-    def __init__(self, reason: str, detail: str = "", mistake: str | None = None, **fill: str):
+    def __init__(self, reason: str, detail: str = "", mistake: str | None = None, *,
+                 raised: tuple[str, str] | None = None, **fill: str):
         super().__init__(reason + (f"\n{detail}" if detail else ""))
         self.reason = reason
         self.detail = detail
         self.mistake = mistake
+        self.raised = raised
         self.fill = fill
 
 
@@ -157,13 +163,13 @@ def returned(call: CallResult, kind: type | None = None, length: int | None = No
     """The value the call returned; fails if it raised or returned the wrong kind of value.
 
     A raised exception is named as a known mistake: by `errors` (a piece of "Type: message" -> mistake
-    key, for a test that knows what an error means in its context), else by the course file."""
+    key, for a test that knows what an error means in its context), else by the course file (`raised`)."""
     if call.outcome == "raised":
         exc = call.exception or {}
         text = f"{exc.get('type')}: {exc.get('message', '')}"
-        key = next((k for piece, k in (errors or {}).items() if piece in text), None) \
-            or catalog.error_mistake(call.function, text)
-        raise Fail(f"{call.function} raised {text[:400]} / {call.function} 抛出了异常", where_raised(exc), mistake=key)
+        key = next((k for piece, k in (errors or {}).items() if piece in text), None)
+        raise Fail(f"{call.function} raised {text[:400]} / {call.function} 抛出了异常", where_raised(exc), mistake=key,
+                   raised=(call.function, text))
     value = call.value
     if kind is not None and type(value) is not kind:
         raise Fail(f"{call.function} returned {describe(value)}; expected a {kind.__name__}"
@@ -319,20 +325,21 @@ def docstring_examples(student, name: str, errors: dict[int, dict[str, str]] | N
 
     from grader.cases import examples
 
-    wanted = examples.load().get(name, [])
+    course = student.course
+    wanted = examples.load(course).get(name, [])
     if not wanted:
         return
     call = student.call(name, name, [e["source"] for e in wanted], probe="docstring_examples")
     printed = returned(call, list)
     checker = doctest.OutputChecker()
-    where = f"exercises/{catalog.load().exercise(name).module}"
+    where = f"exercises/{course.exercise(name).module}"
     for index, (example, got) in enumerate(zip(wanted, printed)):
         shown = ">>> " + example["source"].rstrip().replace("\n", "\n... ")
         line = f"{where}, line {example['line']}"
         if type(got) is dict and "raised" in got:
             text = str(got.get("raised"))
             raise Fail(f"the docstring example ({line}) raised / 文档字符串示例（{line}）抛出了异常:\n{shown}\n"
-                       f"{text[:400]}", mistake=_example_mistake(name, text, (errors or {}).get(index)))
+                       f"{text[:400]}", mistake=_example_mistake(course, name, text, (errors or {}).get(index)))
         value, output = (got.get("shown"), got.get("output")) if type(got) is dict else (None, None)
         if type(value) is not str or type(output) is not str:
             raise Fail(f"the docstring example ({line}) could not be read / 文档字符串示例（{line}）的结果无法读取")
@@ -350,14 +357,13 @@ def docstring_examples(student, name: str, errors: dict[int, dict[str, str]] | N
         raise Fail("the docstring examples did not all run / 文档字符串示例没有全部运行")
 
 
-def _example_mistake(name: str, text: str, errors: dict[str, str] | None) -> str | None:
+def _example_mistake(course, name: str, text: str, errors: dict[str, str] | None) -> str | None:
     """The mistake an error of a docstring example names: the test's own map for that example first;
     else the one mistake of the exercise whose error text fits, else the one common mistake that fits
     (none when several do: a wrong hint is worse than none)."""
     for fragment, mistake in (errors or {}).items():
         if fragment in text:
             return mistake
-    course = catalog.load()
     for section in (course.exercise(name).mistakes, course.common_mistakes):
         fitting = [key for key, m in section.items() if m.error and m.error in text]
         if fitting:

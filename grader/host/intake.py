@@ -33,9 +33,10 @@ PREFIXES = ("", "exercises/")
 NOTEBOOK_SUFFIX = ".ipynb"
 
 
-def module_files() -> tuple[str, ...]:
-    """The module files a submission holds ("graph.py", ...), as the course file lists them."""
-    return tuple(catalog.load().modules)
+def module_files(course: catalog.Course | None = None) -> tuple[str, ...]:
+    """The module files a submission holds ("graph.py", ...), as the course file lists them
+    (`course`, by default the process's: an engine always passes its own)."""
+    return tuple((course or catalog.load()).modules)
 
 
 @dataclass
@@ -46,6 +47,7 @@ class Submission:
     problems: list[str] = field(default_factory=list)
     cells: dict[str, dict] = field(default_factory=dict)  # a notebook's: exercise -> {cell, id, found_by}
     wrong_assignment: str | None = None  # a notebook of another assignment: why it is not graded
+    modules: tuple[str, ...] = ()  # the module files of the course it was read for
 
     @property
     def sha256(self) -> str:
@@ -56,7 +58,7 @@ class Submission:
 
     @property
     def missing_modules(self) -> list[str]:
-        return [m for m in module_files() if m not in self.files]
+        return [m for m in self.modules or module_files() if m not in self.files]
 
 
 def submission_name(path: str | os.PathLike) -> str:
@@ -65,17 +67,20 @@ def submission_name(path: str | os.PathLike) -> str:
     return name or "submission"
 
 
-def load(path: str | os.PathLike) -> Submission:
-    """Read a submission; problems are recorded, never raised, so every submission gets graded."""
+def load(path: str | os.PathLike, course: catalog.Course | None = None) -> Submission:
+    """Read a submission of `course` (by default the process's); problems are recorded, never
+    raised, so every submission gets graded."""
     path = Path(path)
-    sub = Submission(name=submission_name(path.resolve() if str(path) in (".", "") else path), path=str(path))
+    course = course or catalog.load()
+    sub = Submission(name=submission_name(path.resolve() if str(path) in (".", "") else path), path=str(path),
+                     modules=module_files(course))
     try:
         if path.is_dir():
-            _load_folder(path, sub)
+            _load_folder(path, sub, course)
         elif path.suffix.lower() == ".zip" and path.is_file():
-            _load_zip(path, sub)
+            _load_zip(path, sub, course)
         elif path.suffix.lower() == NOTEBOOK_SUFFIX and path.is_file():
-            _load_notebook(_read_capped(path, notebook_cells.MAX_NOTEBOOK_BYTES), path.name, sub)
+            _load_notebook(_read_capped(path, notebook_cells.MAX_NOTEBOOK_BYTES), path.name, sub, course)
         elif not path.exists():
             sub.problems.append(f"{path} does not exist")
         else:
@@ -92,26 +97,27 @@ class SubmissionVanished(GraderError):
     student's work, so it gets no score file (a score of 0 would be a wrong grade)."""
 
 
-def load_present(path: str | os.PathLike) -> Submission:
+def load_present(path: str | os.PathLike, course: catalog.Course | None = None) -> Submission:
     """`load` a submission that must still be there: SubmissionVanished when it is gone, before or
     after its files were read."""
     if not os.path.lexists(path):
         raise SubmissionVanished(f"{path} was there when the run started and is gone now")
-    sub = load(path)
+    sub = load(path, course)
     if not os.path.lexists(path):
         raise SubmissionVanished(f"{path} vanished while it was being read")
     return sub
 
 
-def _load_folder(folder: Path, sub: Submission) -> None:
+def _load_folder(folder: Path, sub: Submission, course: catalog.Course) -> None:
     tops = [c.name for c in folder.iterdir() if c.is_dir() and not c.is_symlink()]
-    located = locate_modules(lambda rel: os.path.lexists(folder / rel), tops)
+    located = locate_modules(lambda rel: os.path.lexists(folder / rel), tops, sub.modules)
     if not located:
         notebooks = sorted(c.name for c in folder.iterdir() if c.name.lower().endswith(NOTEBOOK_SUFFIX)
                            and not c.name.startswith(".") and c.is_file() and not c.is_symlink())
         if notebooks:
             _note_several(notebooks, sub)
-            _load_notebook(_read_capped(folder / notebooks[0], notebook_cells.MAX_NOTEBOOK_BYTES), notebooks[0], sub)
+            _load_notebook(_read_capped(folder / notebooks[0], notebook_cells.MAX_NOTEBOOK_BYTES), notebooks[0], sub,
+                           course)
         return
     for module, rel in located.items():
         path = folder / rel
@@ -134,7 +140,7 @@ def _load_folder(folder: Path, sub: Submission) -> None:
             sub.files[module] = f.read(MAX_MODULE_BYTES + 1)[:MAX_MODULE_BYTES]
 
 
-def _load_zip(path: Path, sub: Submission) -> None:
+def _load_zip(path: Path, sub: Submission, course: catalog.Course) -> None:
     with zipfile.ZipFile(path) as zf:
         members = zf.infolist()
         if len(members) > MAX_ZIP_MEMBERS:
@@ -148,9 +154,9 @@ def _load_zip(path: Path, sub: Submission) -> None:
                 safe[_normal(info.filename)] = info
         tops = {name.split("/", 1)[0] for name in safe if "/" in name}
         budget = MAX_ZIP_TOTAL_BYTES
-        located = locate_modules(lambda rel: rel in safe, tops)
+        located = locate_modules(lambda rel: rel in safe, tops, sub.modules)
         if not located:
-            _load_zipped_notebook(zf, safe, sub)
+            _load_zipped_notebook(zf, safe, sub, course)
         for module, rel in located.items():
             info = safe[rel]
             if info.file_size > MAX_MODULE_BYTES:
@@ -172,7 +178,8 @@ def _load_zip(path: Path, sub: Submission) -> None:
             sub.files[module] = data
 
 
-def _load_zipped_notebook(zf: zipfile.ZipFile, safe: dict[str, zipfile.ZipInfo], sub: Submission) -> None:
+def _load_zipped_notebook(zf: zipfile.ZipFile, safe: dict[str, zipfile.ZipInfo], sub: Submission,
+                          course: catalog.Course) -> None:
     """The notebook of a zip that holds no module: at its root, or else in one top folder."""
     notebooks = sorted(n for n in safe if n.lower().endswith(NOTEBOOK_SUFFIX) and n.count("/") <= 1
                        and not any(part.startswith(".") for part in n.split("/")))
@@ -183,7 +190,7 @@ def _load_zipped_notebook(zf: zipfile.ZipFile, safe: dict[str, zipfile.ZipInfo],
     info = safe[notebooks[0]]
     with zf.open(info) as f:
         data = f.read(notebook_cells.MAX_NOTEBOOK_BYTES + 1)  # never trust the declared size
-    _load_notebook(data, notebooks[0], sub)
+    _load_notebook(data, notebooks[0], sub, course)
 
 
 def _note_several(notebooks: list[str], sub: Submission) -> None:
@@ -198,7 +205,7 @@ def _read_capped(path: Path, cap: int) -> bytes:
         return f.read(cap + 1)
 
 
-def _load_notebook(data: bytes, name: str, sub: Submission) -> None:
+def _load_notebook(data: bytes, name: str, sub: Submission, course: catalog.Course) -> None:
     """The course's modules out of a notebook's code cells (parsing only, see grader.host.cells)."""
     try:
         cells, metadata, problems = notebook_cells.read_notebook(data, name)
@@ -206,12 +213,12 @@ def _load_notebook(data: bytes, name: str, sub: Submission) -> None:
         sub.problems.append(str(exc))
         return
     sub.problems += problems
-    wrong = notebook_cells.identity_problem(metadata, catalog.load(), name)
+    wrong = notebook_cells.identity_problem(metadata, course, name)
     if wrong:
         sub.wrong_assignment = wrong
         sub.problems.append(wrong)
         return
-    extracted = notebook_cells.extract(cells, catalog.load(), name)
+    extracted = notebook_cells.extract(cells, course, name)
     sub.problems += extracted.problems
     for module, source in extracted.modules.items():
         if len(source) > MAX_MODULE_BYTES:
@@ -219,7 +226,7 @@ def _load_notebook(data: bytes, name: str, sub: Submission) -> None:
                                 f"/ {module} 的代码超过 {MAX_MODULE_BYTES // 1024} KiB，已拒绝")
             continue
         sub.files[module] = source
-    sub.cells = {e: where for e, where in extracted.origins.items() if catalog.load().exercise(e).module in sub.files}
+    sub.cells = {e: where for e, where in extracted.origins.items() if course.exercise(e).module in sub.files}
 
 
 def _unsafe_member(info: zipfile.ZipInfo) -> str | None:
@@ -242,15 +249,15 @@ def _normal(name: str) -> str:
     return str(PurePosixPath(name)) + ("/" if name.endswith("/") else "")
 
 
-def locate_modules(exists, tops) -> dict[str, str]:
+def locate_modules(exists, tops, modules: tuple[str, ...] = ()) -> dict[str, str]:
     """Module file -> its path in the submission, by the same rule for folders and zips.
 
     `exists(relative_path)` says whether the submission holds that path; `tops` are its top-level
-    folders. The modules sit at the root or in `exercises/`; failing both, inside the first top
+    folders; `modules`: the course's module files (by default the process's course's). The modules sit at the root or in `exercises/`; failing both, inside the first top
     folder (sorted) that holds them that way, as zipping a folder makes. Each module is taken from
     the first of those places that has it, so an extracted zip grades exactly like the zip itself.
     """
-    modules = module_files()
+    modules = modules or module_files()
 
     def holds(root: str) -> bool:
         return any(exists(root + p + m) for p in PREFIXES for m in modules)

@@ -5,6 +5,9 @@ test to its entry in the course, and turns each test's outcome into a `TestOutco
 status (`passed`, `failed`, `error`, `timeout`), points, and a message that never shows a
 hidden test's inputs. It asserts nothing itself; the tests do, in this trusted process.
 Tests are collected once per session (`grader.host.session`); `begin` starts a submission.
+Each test runs inside `StudentCode.working_on(its exercise)`, the one writer of the current
+exercise. The course is the plugin's own (`self.catalog`), passed, never a process global: two
+engines of two courses in one process each name their own mistakes.
 """
 
 from __future__ import annotations
@@ -117,11 +120,12 @@ class GradingPlugin:
             self.errors.append(f"could not collect {report.nodeid}: {str(report.longrepr)[-2000:]}")
 
     # -- running ---------------------------------------------------------------------------
-    def pytest_runtest_setup(self, item):
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        """Setup, call and teardown of one test, all within its exercise (`StudentCode.working_on`)."""
         spec = item.stash[_SPEC]
-        self.student_code.current_exercise = spec.exercise
-        self.student_code.capture = self.show_output and spec.folder == "public"
-        self.student_code.printed.clear()
+        with self.student_code.working_on(spec.exercise, capture=self.show_output and spec.folder == "public"):
+            yield
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -147,7 +151,7 @@ class GradingPlugin:
                                          or outcome.status in (TestStatus.PASSED, TestStatus.ERROR)):
                 try:
                     outcome.status, outcome.message, outcome.mistake = classify(
-                        excinfo, outcome.spec.visibility == "visible", outcome.spec.exercise)
+                        excinfo, outcome.spec.visibility == "visible", outcome.spec.exercise, self.catalog)
                 except CatalogError as exc:  # a test names a mistake the course file lacks: the cases are wrong
                     self.errors.append(str(exc))
                     outcome.status, outcome.message = TestStatus.ERROR, str(exc)
@@ -167,9 +171,9 @@ def split_points(points: float, n: int) -> list[float]:
     return [(base + (1 if i < extra else 0)) / 10_000 for i in range(n)]
 
 
-def classify(excinfo, visible: bool, exercise: str) -> tuple[TestStatus, str, dict | None]:
-    """Status, message and known mistake ({id, en, zh} or None) for a test that did not pass.
-    Hidden tests show no values."""
+def classify(excinfo, visible: bool, exercise: str, course: Catalog) -> tuple[TestStatus, str, dict | None]:
+    """Status, message and known mistake ({id, en, zh} or None, from `course`) for a test that did
+    not pass. Hidden tests show no values."""
     exc = excinfo.value if excinfo is not None else None
     if isinstance(exc, CallTimeout):  # bilingual already, as every message of grader.host.student_code
         return TestStatus.TIMEOUT, _clip(str(exc)), None
@@ -179,8 +183,10 @@ def classify(excinfo, visible: bool, exercise: str) -> tuple[TestStatus, str, di
     if reason is not None:  # grader.cases.kit.Fail: a reason always, the details only when visible
         detail = getattr(exc, "detail", "")
         mistake = None
-        if getattr(exc, "mistake", None):
-            mistake = catalog_module.mistake(exercise, exc.mistake).described(exercise, **exc.fill)
+        raised = getattr(exc, "raised", None)
+        key = getattr(exc, "mistake", None) or (course.error_mistake(*raised) if raised else None)
+        if key:
+            mistake = course.mistake(exercise, key).described(exercise, **exc.fill)
             reason += f"\n{mistake['en']} / {mistake['zh']}"
         return TestStatus.FAILED, _clip(reason + (f"\n{detail}" if visible and detail else "")), mistake
     if isinstance(exc, AssertionError):

@@ -70,7 +70,7 @@ class Engine:
 
     def __init__(self, options: Options, slot: int = 0):
         self.options = options
-        self.catalog = catalog_module.use(options.course)  # the tests' kit reads the process's course
+        self.catalog = catalog_module.load(options.course)  # this engine's course, passed wherever it is needed
         self.tests_sha256 = catalog_module.tests_sha256(self.catalog)
         self.launcher: WorkerLauncher = make_launcher(options.limits, self.catalog, device=options.device, slot=slot,
                                       extra_hidden=options.extra_hidden, force_mode=options.sandbox)
@@ -84,7 +84,7 @@ class Engine:
         return self.session
 
     def grade(self, path: str | os.PathLike, name: str | None = None, exercises: set[str] | None = None) -> dict:
-        sub = intake.load_present(path)
+        sub = intake.load_present(path, self.catalog)
         if name:
             sub.name = name
         return self.grade_loaded(sub, exercises)
@@ -93,8 +93,8 @@ class Engine:
         """`exercises`: only these of the collected ones (a warm check re-runs what changed)."""
         opts = self.options
         start = time.perf_counter()
-        student = StudentCode(sub.files, self.launcher, self.catalog.modules_by_function, opts.limits,
-                              device=opts.device, seed=opts.seed)
+        student = StudentCode(sub.files, self.launcher, self.catalog.module_of_exercise, opts.limits,
+                              device=opts.device, seed=opts.seed, course=self.catalog)
         session = self._session()
         try:
             outcomes = session.grade(student, exercises)
@@ -317,12 +317,13 @@ def _grade_into(paths, out_dir: Path, options: Options, workers: int, resume: bo
 def plan_resume(paths, out_dir: Path, options: Options, resume: bool, summary: RunSummary) -> list[tuple[str, str]]:
     """The (path, name) pairs to grade; with `resume`, a current score file is kept and counted in `summary`."""
     todo = []
-    tests_sha256 = catalog_module.tests_sha256(catalog_module.load(options.course)) if resume else None
+    course = catalog_module.load(options.course)
+    tests_sha256 = catalog_module.tests_sha256(course) if resume else None
     for path, name in zip(paths, unique_names(paths)):
         if resume:
             done = score_files.read_valid(out_dir / results.score_file_name(name))
             if done is not None:
-                why = stale(done, intake.load(path).sha256, options, tests_sha256)
+                why = stale(done, intake.load(path, course).sha256, options, tests_sha256)
                 if not why:
                     summary.skipped.append(name)
                     summary.files.append(out_dir / results.score_file_name(name))
@@ -378,7 +379,7 @@ def grade_with_backend(todo: list[tuple[str, str]], options: Options, workers: i
     if dask:
         from grader.host.distributed import grade_on_cluster
 
-        grade_on_cluster(_read_present(todo, finish), grade_task, options, dask, workers, finish)
+        grade_on_cluster(_read_present(todo, catalog_module.load(options.course), finish), grade_task, options, dask, workers, finish)
     elif workers <= 1 or len(todo) <= 1:
         _grade_serially(todo, options, finish)
     else:
@@ -394,11 +395,11 @@ def _grade_serially(todo: list[tuple[str, str]], options: Options, finish) -> No
         engine.close()
 
 
-def _read_present(todo: list[tuple[str, str]], finish):
-    """Read each submission here (for a cluster); one that vanished is finished as `Vanished`."""
+def _read_present(todo: list[tuple[str, str]], course: catalog_module.Course, finish):
+    """Read each submission of `course` here (for a cluster); one that vanished is finished as `Vanished`."""
     for path, name in todo:
         try:
-            sub = intake.load_present(path)
+            sub = intake.load_present(path, course)
         except intake.SubmissionVanished as exc:
             finish(Vanished(name, str(exc)))
             continue

@@ -12,9 +12,10 @@ kills or hangs the worker is never imported again for this submission.
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 
 from grader.host.channel import (  # noqa: F401  (framing: importable from here too, the old place)
@@ -24,6 +25,9 @@ from grader.host.channel import (  # noqa: F401  (framing: importable from here 
 from grader.protocol import wire
 from grader.protocol.limits import Limits
 from grader.protocol.messages import CallRequest, ImportRequest, LoadRequest, Op, Outcome, Request
+
+if TYPE_CHECKING:
+    from grader.catalog import Course
 
 
 class CallTimeout(Exception):
@@ -134,10 +138,11 @@ class StudentCode:
     of its own and a share of the device's memory."""
 
     def __init__(self, files: dict[str, bytes], launcher: WorkerLauncher, modules: dict[str, str], limits: Limits,
-                 device: str = "cpu", seed: int = 0):
+                 device: str = "cpu", seed: int = 0, course: Course | None = None):
         self.files = files
         self.launcher = launcher
         self.modules = modules  # function or class name -> module name ("partial_grads" -> "grad")
+        self.course = course  # the course being graded: what the kit needs of one (docstring examples)
         self.limits = limits
         self.device = device
         self.seed = seed
@@ -146,16 +151,34 @@ class StudentCode:
         self.imported: set[str] = set()  # modules imported in their slot's live worker
         self.module_fates: dict[str, ModuleFate] = {}  # module -> why it is never imported again
         self.tampered_exercises: dict[str, str] = {}  # exercise -> how a call tampered: it scores 0
-        self.current_exercise: str | None = None
+        self._exercise: str | None = None  # written by `working_on` only
         self.budget = Budget(limits)
         self.workers_started = 0
         self.peak_memory_mb: float | None = None
         self.output: list[str] = []
         # A public check of `grader check`: the worker captures each call's prints and warnings, collected
-        # in `printed` for the test that made the calls (the plugin turns it on per test, never for a hidden one).
+        # in `printed` for the test that made the calls (`working_on` turns it on per test, never for a hidden one).
         self.capture = False
         self.printed: list[str] = []
         self.requests = 0
+
+    # -- the test being run: its exercise ------------------------------------------------
+    @contextmanager
+    def working_on(self, exercise: str, capture: bool = False) -> Iterator[None]:
+        """Within: calls are one test of `exercise`'s. Their time is charged to its budget, a tamper
+        scores it 0, and with `capture` what they print is kept in `printed` (a fresh list). The one
+        place the current exercise is written (the plugin enters it around each test)."""
+        saved = self._exercise, self.capture, self.printed
+        self._exercise, self.capture, self.printed = exercise, capture, []
+        try:
+            yield
+        finally:
+            self._exercise, self.capture, self.printed = saved
+
+    @property
+    def current_exercise(self) -> str | None:
+        """The exercise whose test is running (`working_on`), None between tests."""
+        return self._exercise
 
     # -- what became of the modules (read by the engine) ---------------------------------
     def _fates(self, fate: Fate) -> dict[str, str]:

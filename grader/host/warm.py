@@ -128,7 +128,7 @@ class _LocalSide:
         if request["folder"] is not None:
             if not os.path.isdir(request["folder"]):
                 raise UsageError(f"{request['folder']} is not a folder / {request['folder']} 不是文件夹")
-            return intake.load(request["folder"])
+            return intake.load(request["folder"], self.catalog)
         files, modules = {}, self.catalog.modules
         for name, text in request["sources"].items():
             module = name if name.endswith(".py") else f"{name}.py"
@@ -136,7 +136,7 @@ class _LocalSide:
                 raise UsageError(f"unknown module {name}; the modules are: {', '.join(modules)} "
                                  f"/ 没有模块 {name}；所有模块：{', '.join(modules)}")
             files[module] = text.encode("utf-8") if isinstance(text, str) else bytes(text)
-        return intake.Submission(name="sources", path="<sources>", files=files)
+        return intake.Submission(name="sources", path="<sources>", files=files, modules=tuple(modules))
 
     def _exercises(self, request: dict, sub) -> set[str]:
         asked = request["exercises"]

@@ -161,7 +161,7 @@ def not_a_tensor(what: str, value, _type=type, _str=str, _qualname=_qualname, ra
 
 
 def _why(failure: tuple) -> str:
-    """A failed derivative as one line, "Type: message" (catalog.error_mistake reads it)."""
+    """A failed derivative as one line, "Type: message" (the plugin names the mistake it means: `Fail(raised=...)`)."""
     record = failure[1] if failure[0] == "raised" else {"type": "tampered", "message": failure[1]}
     message = record["message"]
     return f"{record['type']}: {message.splitlines()[0][:200] if message else ''}"
