@@ -119,6 +119,26 @@ def test_unreadable_hand_ins_are_listed_not_fatal(tmp_path):
     assert [(p.a, p.b, p.overall) for p in result.pairs(None)] == [("good", "solutions", 1.0)]
 
 
+def test_notebook_hand_ins_are_read_like_their_modules(tmp_path):
+    """A folder of .ipynb hand-ins: the reference as a notebook and as a Colab copy are the .py
+    reference's twins; a truncated notebook is listed, not fatal."""
+    from notebook_support import colab_copy, exported, with_reference, write
+
+    class_folder = tmp_path / "class"
+    class_folder.mkdir()
+    reference = with_reference(exported())
+    write(reference, class_folder / "nb_reference.ipynb")
+    write(colab_copy(reference), class_folder / "nb_colab.ipynb")
+    (class_folder / "nb_truncated.ipynb").write_text(write(reference, tmp_path / "x.ipynb").read_text()[:5000])
+    paths = handins.expand([str(class_folder)]) + [str(ROOT / "solutions")]
+    assert [p.rsplit("/", 1)[-1] for p in paths] == ["nb_colab.ipynb", "nb_reference.ipynb", "nb_truncated.ipynb", "solutions"]
+    result = review_of(paths)
+    problems = {h.name: h.problems for h in result.hand_ins}
+    assert any("malformed or truncated" in p for p in problems["nb_truncated"])
+    twins = {(p.a, p.b): p.overall for p in result.pairs(None)}
+    assert twins == {("nb_colab", "nb_reference"): 1.0, ("nb_colab", "solutions"): 1.0, ("nb_reference", "solutions"): 1.0}
+
+
 def _module(path):
     spec = importlib.util.spec_from_file_location(f"indep_{path.parent.name}_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)

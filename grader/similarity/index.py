@@ -6,7 +6,10 @@ that shares everything still shows its copies). A pair's score for an exercise i
 Jaccard of their fingerprint sets (shared weight over the weight of the union); over the whole
 hand-in, the sums over the exercises. Hand-ins identical after normalisation are grouped first;
 candidate pairs come from an inverted index over fingerprints, skipping those too common to
-point at anyone, so the work grows with the evidence, not with the square of the class.
+point at anyone, so the work grows with the evidence, not with the square of the class. A pair's
+shared weight is the sum over its common fingerprints and over its rare ones apart: each hand-in's
+common part of an answer is one of few (what the reference, or one idiom, gives), so the shared
+weight of two common parts is computed once per distinct pair of parts, not once per pair of hand-ins.
 Groups of three or more linked by high scores are clusters: over the whole hand-in (overall scores),
 and per exercise (that exercise's scores), so that a SmoothAbs passed round inside otherwise
 independent work shows as a cluster of its own.
@@ -81,8 +84,10 @@ def review(hand_ins: list[HandIn], exercises: list[str]) -> Review:
     totals = [{e: sum(weights[e][fp] for fp in fps) for e, fps in r.exercises.items()} for r in reps]
     group_pairs = [GroupPair(g, g, 1.0, {e: 1.0 for e in reps[g].exercises}, sum(totals[g].values()))
                    for g in range(len(groups)) if len(groups[g]) > 1 and reps[g].exercises]
-    for a, b in candidate_pairs(reps):
-        group_pairs.append(score(a, b, reps, totals, weights))
+    found, common = candidate_pairs(reps)
+    scorer = Scorer(reps, totals, weights, common)
+    for a, b in found:
+        group_pairs.append(scorer.score(a, b))
     result = Review(hand_ins, exercises, weights, groups, group_pairs)
     result.clusters = clusters(result)
     result.exercise_clusters = {e: found for e in exercises if (found := clusters(result, e))}
@@ -111,8 +116,8 @@ def identical_groups(hand_ins: list[HandIn]) -> list[list[int]]:
     return list(by_key.values())
 
 
-def candidate_pairs(reps: list[HandIn]) -> set[tuple[int, int]]:
-    """Pairs of groups that share a fingerprint not too common to be evidence."""
+def candidate_pairs(reps: list[HandIn]) -> tuple[set[tuple[int, int]], set[tuple[str, int]]]:
+    """(pairs of groups that share a fingerprint not too common to be evidence, the too common ones)."""
     index: dict[tuple[str, int], list[int]] = defaultdict(list)
     for g, r in enumerate(reps):
         if not r.exercises:
@@ -122,26 +127,52 @@ def candidate_pairs(reps: list[HandIn]) -> set[tuple[int, int]]:
                 index[(e, fp)].append(g)
     cap = max(MIN_COMMON_CAP, int(4 * math.sqrt(len(reps))))
     found: set[tuple[int, int]] = set()
-    for members in index.values():
-        if 1 < len(members) <= cap:
+    common: set[tuple[str, int]] = set()
+    for key, members in index.items():
+        if len(members) > cap:
+            common.add(key)
+        elif len(members) > 1:
             found.update(itertools.combinations(members, 2))
-    return found
+    return found, common
 
 
-def score(a: int, b: int, reps: list[HandIn], totals: list[dict[str, float]],
-          weights: dict[str, dict[int, float]]) -> GroupPair:
-    by_exercise: dict[str, float] = {}
-    shared_all = union_all = 0.0
-    for e in set(reps[a].exercises) | set(reps[b].exercises):
-        wa, wb = totals[a].get(e, 0.0), totals[b].get(e, 0.0)
-        common = reps[a].exercises.get(e, frozenset()) & reps[b].exercises.get(e, frozenset())
-        shared = sum(weights[e][fp] for fp in common)
-        union = wa + wb - shared
-        if shared > 0 and union > 0:
-            by_exercise[e] = shared / union
-        shared_all += shared
-        union_all += union
-    return GroupPair(a, b, shared_all / union_all if union_all else 0.0, by_exercise, shared_all)
+class Scorer:
+    """Scores of group pairs: per exercise, the weighted Jaccard of the two answers' fingerprints."""
+
+    def __init__(self, reps: list[HandIn], totals: list[dict[str, float]], weights: dict[str, dict[int, float]],
+                 common: set[tuple[str, int]]):
+        self.reps, self.totals, self.weights = reps, totals, weights
+        interned: dict[tuple[str, frozenset], frozenset] = {}
+        self.parts: list[dict[str, tuple[frozenset, frozenset]]] = []  # group -> exercise -> (common, rare)
+        for r in reps:
+            split = {}
+            for e, fps in r.exercises.items():
+                usual = frozenset(fp for fp in fps if (e, fp) in common)
+                split[e] = (interned.setdefault((e, usual), usual), fps - usual)
+            self.parts.append(split)
+        self.common_shared: dict[tuple[str, int, int], float] = {}  # (exercise, id, id) of two common parts
+        self.grand_totals = [sum(t.values()) for t in totals]
+
+    def _shared(self, e: str, a: tuple[frozenset, frozenset], b: tuple[frozenset, frozenset]) -> float:
+        w = self.weights[e]
+        key = (e, *sorted((id(a[0]), id(b[0]))))
+        usual = self.common_shared.get(key)
+        if usual is None:
+            usual = self.common_shared[key] = sum(map(w.__getitem__, a[0] & b[0]))
+        return usual + sum(map(w.__getitem__, a[1] & b[1]))
+
+    def score(self, a: int, b: int) -> GroupPair:
+        by_exercise: dict[str, float] = {}
+        shared_all = 0.0
+        parts_a, parts_b = self.parts[a], self.parts[b]
+        for e in parts_a.keys() & parts_b.keys():
+            shared = self._shared(e, parts_a[e], parts_b[e])
+            union = self.totals[a][e] + self.totals[b][e] - shared
+            if shared > 0 and union > 0:
+                by_exercise[e] = shared / union
+            shared_all += shared
+        union_all = self.grand_totals[a] + self.grand_totals[b] - shared_all
+        return GroupPair(a, b, shared_all / union_all if union_all > 0 else 0.0, by_exercise, shared_all)
 
 
 def clusters(result: Review, exercise: str | None = None) -> list[list[str]]:

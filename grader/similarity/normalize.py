@@ -61,7 +61,7 @@ def _top_level_definitions(tree: ast.Module) -> dict[str, ast.AST]:
 def _import_aliases(tree: ast.Module) -> dict[str, str]:
     """`import torch as T` -> {"T": "torch"}; `from torch import autograd` -> {"autograd": "torch.autograd"}."""
     aliases = {}
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             for a in node.names:
                 aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
@@ -69,6 +69,21 @@ def _import_aliases(tree: ast.Module) -> dict[str, str]:
             for a in node.names:
                 aliases[a.asname or a.name] = f"{node.module}.{a.name}"
     return aliases
+
+
+def _statements(body: list[ast.stmt]):
+    """Every statement of a block and of the blocks inside it (imports are statements: walking the
+    statements alone, not every expression node, finds them all)."""
+    for node in body:
+        yield node
+        for f in ("body", "orelse", "finalbody"):
+            inner = getattr(node, f, None)
+            if isinstance(inner, list):
+                yield from _statements(inner)
+        for h in getattr(node, "handlers", None) or ():
+            yield from _statements(h.body)
+        for case in getattr(node, "cases", None) or ():
+            yield from _statements(case.body)
 
 
 def _units_of(node: ast.AST, helpers: dict[str, ast.FunctionDef], aliases: dict[str, str]) -> list[Unit]:
@@ -133,8 +148,7 @@ def _normal_text(stmt: ast.stmt, helpers, aliases, called: list[str]) -> str:
     # in place: each statement is normalised once (the transformation is idempotent when a helper's
     # statements are reached again), and copying every tree costs more than the rest of a review
     tree = _Normaliser(helpers, aliases, called).visit(stmt)
-    ast.fix_missing_locations(tree)
-    text = ast.unparse(tree)
+    text = ast.unparse(tree)  # no fix_missing_locations: only statements need a line, and each new one copies it
     return " ".join(text.replace("\n    pass", "").split())
 
 
@@ -145,7 +159,7 @@ class _Normaliser(ast.NodeTransformer):
     def visit_AugAssign(self, node: ast.AugAssign):
         target = self.visit(node.target)
         value = ast.BinOp(left=copy.deepcopy(target), op=node.op, right=self.visit(node.value))
-        return ast.Assign(targets=[target], value=value)
+        return ast.copy_location(ast.Assign(targets=[target], value=value), node)  # unparse reads its line
 
     def visit_Call(self, node: ast.Call):
         func = node.func
