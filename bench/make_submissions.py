@@ -70,6 +70,11 @@ def main() -> None:
     args = parser.parse_args()
     made = make_class(args.out, args.copies, args.total)
     print(f"made {len(made)} submissions in {args.out}")
+    device_specific = sorted(f"wrong-{p.stem}" for p in (sorted(WRONG.glob("*.py")) if WRONG.is_dir() else [])
+                             if "DEVICE" in mistake_constants(p))
+    if device_specific:
+        print(f"{len(device_specific)} of them ({', '.join(device_specific)}) are device-specific learner mistakes "
+              "(DEVICE = 'cuda'): right on the CPU, they score full marks when graded there, and lose points on a GPU only")
 
 
 if __name__ == "__main__":

@@ -55,11 +55,14 @@ def make_root(tmp_path, autograder_zip, submission_zip, unpack=True):
     return root
 
 
-def run_autograder(root: Path, python: str = sys.executable) -> dict:
+def run_autograder(root: Path, python: str = sys.executable, fails: bool = False, stderr: list | None = None) -> dict:
+    """run_autograder, locally (AUTOGRADER_ROOT set): exit 0 when it graded, non-zero when it could not."""
     env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRAD_LAB_PYTHON": python}
     env.pop("PYTHONPATH", None)  # the run must import the package the zip carries, nothing else
     done = subprocess.run(["bash", str(root / "run_autograder")], env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
+    assert (done.returncode != 0) == fails, done.stderr
+    if stderr is not None:
+        stderr.append(done.stderr)
     return json.loads((root / "results" / "results.json").read_text())
 
 
@@ -151,9 +154,23 @@ def test_a_results_json_is_written_when_python_cannot_run(tmp_path, autograder_z
     sub = wrong_zip("wrong_hvp", tmp_path / "sub.zip")
     root = make_root(tmp_path, autograder_zip, sub)
     (root / "results" / "results.json").write_text('{"score": 100}')  # stale, or planted: never kept
-    results = valid(run_autograder(root, python="/bin/false"))
+    said = []
+    results = valid(run_autograder(root, python="/bin/false", fails=True, stderr=said))
     assert results["score"] == 0 and results["tests"] == []
     assert "could not run" in results["output"]
+    assert "autograd-lab: the autograder failed (exit status 1" in said[0]
+
+
+def test_a_local_run_with_a_python_that_lacks_torch_says_so_and_fails(tmp_path, autograder_zip):
+    """`AUTOGRAD_LAB_PYTHON=python3` on a machine whose python3 has no torch (docs/otter-gradescope.md): the
+    local run names the missing module and what to change, and exits non-zero; results.json still says 0."""
+    bare = tmp_path / "bare"
+    subprocess.run([os.path.realpath(sys.executable), "-m", "venv", "--without-pip", str(bare)], check=True)
+    root = make_root(tmp_path, autograder_zip, wrong_zip("wrong_hvp", tmp_path / "sub.zip"))
+    said = []
+    results = valid(run_autograder(root, python=str(bare / "bin" / "python"), fails=True, stderr=said))
+    assert results["score"] == 0
+    assert "No module named" in said[0] and "AUTOGRAD_LAB_PYTHON" in said[0], said[0]
 
 
 @pytest.mark.parametrize("where", ["engine", "everything"])

@@ -42,3 +42,21 @@ def test_instructor_questions_list_every_test_with_its_points():
         ast.parse(source)
         for t in exercise.tests:
             assert f"@test_case(name={t.name!r}, points={t.points!r}, hidden={t.folder == 'hidden'})" in source
+
+
+def test_the_otter_check_readme_names_an_exercise_of_the_course_it_was_made_for(tmp_path):
+    """OTTER-CHECK.md's examples come from the course: a course without its first exercise names its next one."""
+    import zipfile
+
+    import course_copy
+
+    course_file = course_copy.copy_course(tmp_path / "course")
+    gone, kept = catalog.load().exercises[0].name, catalog.load().exercises[1].name
+    course_copy.remove_exercise(course_file, gone)
+    out = tmp_path / "otter-check.zip"
+    done = subprocess.run([sys.executable, "-m", "grader", "export", "otter-check", "--course", str(course_file),
+                           "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    readme = zipfile.ZipFile(out).read("OTTER-CHECK.md").decode()
+    assert f"-q {kept} " in readme and f'grader.check("{kept}")' in readme
+    assert f"{gone}" not in readme and "hvp" not in readme.replace(kept, "")

@@ -140,3 +140,21 @@ def test_validate_one_exercise_grades_its_tests_and_mistakes_only(tmp_path):
     assert reference["score"] == reference["max_score"] == COURSE.exercise(name).max_score
     mistakes = {p.stem for p in tmp_path.glob("mistake-*.json")}
     assert mistakes and all(json.loads((tmp_path / f"{m}.json").read_text())["exercises"][0]["name"] == name for m in mistakes)
+
+
+def test_device_specific_mistakes_are_explained_by_validate_and_by_the_demos_samples(tmp_path):
+    """`make demo` grades the device-specific learner mistakes on the CPU, where they are right and score full marks:
+    validate's summary and the sample maker both say so, naming them."""
+    from grader.validate import mistakes
+
+    corpus = mistakes.read_folder(COURSE.place("learner_mistakes"))
+    device_specific = sorted(n for n, e in corpus.items() if mistakes.device_of(e))
+    assert device_specific
+    notes = audit.device_notes(corpus, ("cpu",))
+    assert len(notes) == 1 and all(name in notes[0] for name in device_specific) and "score full marks" in notes[0]
+    assert audit.device_notes(corpus, ("cpu", "cuda")) == []
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "make_submissions.py"), "--out", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"{len(device_specific)} of them" in done.stdout and "score full marks" in done.stdout
+    assert all(f"wrong-{name}" in done.stdout for name in device_specific)

@@ -85,6 +85,11 @@ if [ ! -s "$results" ]; then
 {{"score": 0, "execution_time": 0, "output": "The autograder could not run (exit status $status). This is not a problem with your submission: please tell your instructor.", "stdout_visibility": "hidden", "tests": []}}
 EOF
 fi
+if [ -n "${{AUTOGRADER_ROOT:-}}" ] && [ "$status" != 0 ]; then  # a local run: say it failed (Gradescope reads results.json)
+    echo "autograd-lab: the autograder failed (exit status $status; the cause is above and in $results)" >&2
+    echo "  it graded with $python (AUTOGRAD_LAB_PYTHON chooses it), which needs torch and the grader's dependencies" >&2
+    exit "$status"
+fi
 exit 0
 """
 
@@ -173,8 +178,32 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="grader.exports.gradescope", description="grade ROOT/submission for Gradescope")
     parser.add_argument("--root", type=Path, default=Path(os.environ.get("AUTOGRADER_ROOT", DEFAULT_ROOT)),
                         help=f"the autograder folder (default: $AUTOGRADER_ROOT or {DEFAULT_ROOT})")
-    run(parser.parse_args(argv).root)
-    return 0
+    results = run(parser.parse_args(argv).root)
+    return 1 if failure_of(results) else 0
+
+
+def failure_of(results: dict) -> str:
+    """Why the run could not grade, from what it wrote ("" when it graded): the grader's own failure,
+    never the submission's."""
+    for test in results.get("tests", []):
+        output = test.get("output", "")
+        if test.get("name") == "autograder error (details)" or "internal grader error" in output:
+            lines = [line for line in output.splitlines() if line.strip()]
+            return lines[-1].strip() if lines else "internal grader error"
+    return ""
+
+
+def say_failure(results: dict) -> None:
+    """On stderr (the instructor's; hidden from students on Gradescope): the cause of a failed run, and
+    what to change when it is the grading Python that lacks a module."""
+    cause = failure_of(results)
+    if not cause:
+        return
+    print(f"autograd-lab: the autograder could not grade: {cause}", file=sys.stderr)
+    if "ModuleNotFoundError" in cause or "No module named" in cause:
+        print(f"  the Python that grades ({sys.executable}) lacks it: install torch and the grader's dependencies "
+              "there, or point AUTOGRAD_LAB_PYTHON at a Python that has them (the venv of `make setup`: "
+              ".venv/bin/python)", file=sys.stderr)
 
 
 def run(root: Path) -> dict:
@@ -203,6 +232,7 @@ def run(root: Path) -> dict:
         results = crash_results(traceback.format_exc(), time.monotonic() - start)
     write_atomic(root / "results" / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     print(results.get("output", ""))
+    say_failure(results)
     return results
 
 

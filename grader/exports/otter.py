@@ -59,20 +59,20 @@ PLACEHOLDER = "# autograd-lab: this submission is graded in autograd-lab's sandb
 NOT_HERE = ("graded in autograd-lab's sandbox, not in otter's kernel: this placeholder never passes; "
             "the plugin sets the score")
 
-CHECK_README = f"""\
+CHECK_README = """\
 # Checking your work with otter / 用 otter 检查
 
 Unpack this zip next to your `exercises/` folder, then run the public tests:
 把本 zip 解压到 `exercises/` 文件夹旁边，然后运行公开测试：
 
-    otter check {ROOT_FILE} -t {STUDENT_TESTS}               # every exercise / 全部习题
-    otter check {ROOT_FILE} -t {STUDENT_TESTS} -q hvp        # one exercise / 单个习题
+    otter check {root_file} -t {tests}               # every exercise / 全部习题
+    otter check {root_file} -t {tests} -q {example}        # one exercise / 单个习题
 
 In a notebook in the same folder / 在同一文件夹中的 notebook 里：
 
     import otter
-    grader = otter.Notebook(tests_dir="{STUDENT_TESTS}")
-    grader.check("hvp")
+    grader = otter.Notebook(tests_dir="{tests}")
+    grader.check("{example}")
 
 The results are those of `grader check`. Hand in the zip that `grader submit` makes.
 结果与 `grader check` 相同。请提交 `grader submit` 生成的 zip。
@@ -186,7 +186,9 @@ def build_otter_zip(out: Path, seed: int = 0, device: str = "cpu", python_versio
 
 
 def build_check_zip(out: Path) -> Path:
-    files = {ROOT_FILE: ROOT_FILE_SOURCE.encode(), "OTTER-CHECK.md": CHECK_README.encode()}
+    checked = [e for e in catalog.load().exercises if any(t.folder == "public" for t in e.tests)]
+    readme = CHECK_README.format(root_file=ROOT_FILE, tests=STUDENT_TESTS, example=checked[0].name if checked else "NAME")
+    files = {ROOT_FILE: ROOT_FILE_SOURCE.encode(), "OTTER-CHECK.md": readme.encode()}
     for exercise in catalog.load().exercises:
         if any(t.folder == "public" for t in exercise.tests):
             files[f"{STUDENT_TESTS}/{exercise.name}.py"] = question_file(exercise, student=True).encode()
