@@ -312,6 +312,11 @@ def active_path() -> Path:
     return _active
 
 
+def forget() -> None:
+    """Drop every course read so far (a zygote forked from a check's process keeps none of them)."""
+    _load.cache_clear()
+
+
 def load(path: str | Path | None = None) -> Catalog:
     """The course of the course file at `path`, by default this process's course."""
     return _load(_course_file(path) if path else _active)

@@ -143,7 +143,7 @@ def cmd_check(args) -> int:
     from grader.host.runner import Engine
 
     options = _options(args, ("public",), set(args.exercise) if args.exercise else None)
-    options.show_output = True
+    options.show_output = options.fork_zygote = True
     engine = Engine(options)
     try:
         with stop_on_signals():  # Ctrl-C stops the check, instead of failing the test it interrupted

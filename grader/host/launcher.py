@@ -220,7 +220,10 @@ class Launcher:
     """Starts the zygote once and asks it for one worker per submission."""
 
     def __init__(self, limits: Limits, course: Catalog, device: str = "cpu", slot: int = 0,
-                 extra_hidden: list[str] | None = None, force_mode: str | None = None):
+                 extra_hidden: list[str] | None = None, force_mode: str | None = None, fork: bool = False):
+        """`fork`: the zygote is forked from this process, which has torch imported already (one import
+        instead of two: `grader check`, whose process holds public tests only); else it is started in a
+        clean interpreter (grading, whose process holds hidden tests)."""
         self.limits = limits
         self.device = device
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -241,6 +244,11 @@ class Launcher:
         code = "import sys, json, socket; s = socket.socket(fileno=int(sys.argv[1])); " \
                "c = json.loads(s.makefile('rb').readline()); sys.path.extend(c['sys_path']); " \
                "from grader.sandboxed.zygote import serve; serve(c, s.detach())"
+        self.lock = threading.Lock()
+        self._plan: SandboxPlan | None = None
+        if fork and may_fork_zygote(course):
+            self.process = ForkedZygote(config, theirs)
+            return  # the zygote's hello is read when first needed: its start overlaps pytest's
         # A session of its own: a Ctrl-C in the terminal reaches the grader, which closes the zygote.
         self.process = subprocess.Popen(
             [sys.executable, "-I", "-c", code, str(theirs.fileno()), config["tmpdir"]],
@@ -252,11 +260,17 @@ class Launcher:
             self.control.sendall(json.dumps(config).encode() + b"\n")
         except OSError:
             pass  # it exited at once: _read_reply says why
-        hello: ZygoteHello = self._read_reply()
-        if "error" in hello:
-            raise RuntimeError(f"the worker zygote failed to start: {hello['error']}")
-        self.plan = SandboxPlan(**hello["plan"])
-        self.lock = threading.Lock()
+        self.plan  # noqa: B018  (read the hello now: a zygote that cannot start says so here)
+
+    @property
+    def plan(self) -> SandboxPlan:
+        """How workers are isolated, from the zygote's hello (read once, at first need)."""
+        if self._plan is None:
+            hello: ZygoteHello = self._read_reply()
+            if "error" in hello:
+                raise RuntimeError(f"the worker zygote failed to start: {hello['error']}")
+            self._plan = SandboxPlan(**hello["plan"])
+        return self._plan
 
     def _read_reply(self) -> ZygoteHello | SpawnReply:
         data = b""
@@ -269,6 +283,7 @@ class Launcher:
         return json.loads(data)
 
     def spawn(self) -> WorkerProcess:
+        self.plan  # noqa: B018  (the zygote's hello comes before any reply to a spawn)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         out_read, out_write = os.pipe()
         status_read, status_write = os.pipe()
@@ -302,7 +317,7 @@ class Launcher:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-            plan = getattr(self, "plan", None)
+            plan = self._plan
             try:
                 if plan is not None:
                     os.rmdir(plan.root_dir)  # what the zygote could not do
@@ -310,6 +325,99 @@ class Launcher:
                 pass
         if self.process.stderr:
             self.process.stderr.close()
+
+
+def may_fork_zygote(course: Catalog) -> bool:
+    """Whether this process may fork the zygote from itself: it runs one thread (a fork copies one
+    only) and has imported nothing of the course's hidden tests (the check's process collects public
+    tests only, and after the fork)."""
+    if threading.active_count() != 1:
+        return False
+    hidden = str(course.folder("hidden").resolve())
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None) or ""
+        if path and (path == hidden or path.startswith(hidden + os.sep)):
+            return False
+    return True
+
+
+class ForkedZygote:
+    """The zygote as a child forked from this process (`Launcher(fork=True)`), with the few methods of
+    subprocess.Popen the launcher uses. Before it serves, the child becomes what a started zygote is:
+    a session of its own in "/", no terminal, a clean environment, no file of this process's open but
+    its control socket, its signals at their defaults, and the course object dropped (the zygote, like
+    a started one, never imports test cases; here they were never imported: a check holds public
+    tests only, and collects them after the fork)."""
+
+    def __init__(self, config: dict, control: socket.socket):
+        err_read, err_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            os.close(err_read)
+            _become_zygote(config, control, err_write)
+        os.close(err_write)
+        control.close()
+        self.pid = pid
+        self.stderr = os.fdopen(err_read, "rb")
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                pid, status = self.pid, 0
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(f"zygote {self.pid}", timeout)
+            time.sleep(0.01)
+        return self.returncode
+
+    def kill(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _become_zygote(config: dict, control: socket.socket, err_fd: int) -> None:
+    code = 0
+    try:
+        os.setsid()
+        os.chdir("/")
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD, signal.SIGPIPE):
+            signal.signal(sig, signal.SIG_DFL)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1):
+            os.dup2(null, fd)
+        os.dup2(err_fd, 2)
+        keep = {0, 1, 2, control.fileno()}
+        for fd in [int(name) for name in os.listdir("/proc/self/fd")]:
+            if fd not in keep:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        os.environ.clear()
+        os.environ.update(clean_environment())
+        catalog.forget()
+        import gc
+
+        gc.collect()
+        zygote.serve(config, control.detach())
+    except BaseException:  # noqa: BLE001  (the child says why on its stderr, and ends)
+        import traceback
+
+        traceback.print_exc()
+        code = 70
+    finally:
+        os._exit(code)
 
 
 class SpawnLauncher:
@@ -342,10 +450,13 @@ class SpawnLauncher:
 
 
 def make_launcher(limits: Limits, course: Catalog, device: str = "cpu", slot: int = 0,
-                  extra_hidden: list[str] | None = None, force_mode: str | None = None) -> WorkerLauncher:
-    """A launcher of workers for the course's submissions (its helpers loaded, its secrets hidden)."""
+                  extra_hidden: list[str] | None = None, force_mode: str | None = None,
+                  fork: bool = False) -> WorkerLauncher:
+    """A launcher of workers for the course's submissions (its helpers loaded, its secrets hidden);
+    `fork`: the zygote forked from this process (`Launcher`)."""
     if hasattr(os, "fork") and sys.platform.startswith("linux"):
-        return Launcher(limits, course, device=device, slot=slot, extra_hidden=extra_hidden, force_mode=force_mode)
+        return Launcher(limits, course, device=device, slot=slot, extra_hidden=extra_hidden, force_mode=force_mode,
+                        fork=fork)
     return SpawnLauncher(limits, course, device=device)
 
 

@@ -51,6 +51,8 @@ class Options:
     sandbox: str | None = None  # None: the strongest isolation this machine allows; "process": no namespaces
     course: str | None = None  # the course file (None: the package's own course, grader/cases/course.yaml)
     show_output: bool = False  # `grader check`: each public test carries what the student's code printed and warned
+    # `grader check`: the zygote forked from this process, which imported torch already (public tests only)
+    fork_zygote: bool = False
 
 
 def resolve_device(device: str) -> str:
@@ -73,7 +75,8 @@ class Engine:
         self.catalog = catalog_module.load(options.course)  # this engine's course, passed wherever it is needed
         self.tests_sha256 = catalog_module.tests_sha256(self.catalog)
         self.launcher: WorkerLauncher = make_launcher(options.limits, self.catalog, device=options.device, slot=slot,
-                                      extra_hidden=options.extra_hidden, force_mode=options.sandbox)
+                                      extra_hidden=options.extra_hidden, force_mode=options.sandbox,
+                                      fork=options.fork_zygote and options.folders == ("public",))
         self.plugin = GradingPlugin(self.catalog, options.folders, options.device, options.seed, options.exercises,
                                     show_output=options.show_output)
         self.session: GradingSession | None = None  # started by the first submission

@@ -101,7 +101,7 @@ class _LocalSide:
 
         self.catalog = catalog_module.use(course)
         self.options = Options(device=resolve_device(device), folders=("public",), course=course, limits=limits,
-                               show_output=True)
+                               show_output=True, fork_zygote=True)
         self.engine = None
 
     def check(self, request: dict) -> dict:
