@@ -90,3 +90,111 @@ def test_arguments_encode_exact_types_only():
 
     with pytest.raises(TypeError):
         encode_arguments([torch.ones(1).as_subclass(Sub)], [])
+
+
+# ============================================================================= one grammar, four ends
+# Every kind of grader.protocol.grammar through the four ends that speak it: the trusted side's encoder
+# of arguments (markers.encode_arguments), the worker's ArgumentBuilder, the worker's Encoder of replies,
+# and the trusted side's decoder (wire.decode). A kind an end lacks, or a tensor field one end writes
+# and the other does not read, fails here; so does a kind in the grammar that no row exercises.
+
+from grader import catalog  # noqa: E402
+from grader.protocol import grammar  # noqa: E402
+from grader.protocol.markers import SESSION_DEVICE, Graph, Leaf  # noqa: E402
+from grader.sandboxed import helpers, worker  # noqa: E402
+
+T = torch.arange(3, dtype=torch.float64)
+G = torch.full((3,), 0.5, dtype=torch.float64)
+
+
+def _leaf_with_grad():
+    leaf = T.clone().requires_grad_(True)
+    leaf.grad = G.clone()
+    return leaf
+
+
+# (kind, argument the trusted side sends, what the worker builds, a value the worker replies with,
+#  what the trusted side decodes); None where the kind does not go that way.
+FOUR_ENDS = [
+    ("plain", [1, 2.5, "x", None, True], [1, 2.5, "x", None, True], [1, 2.5, "x", None, True], [1, 2.5, "x", None, True]),
+    (grammar.TUPLE, (1, "a"), (1, "a"), (1, "a"), (1, "a")),
+    (grammar.DICT, {"k": 3}, {"k": 3}, {"k": 3}, {"k": 3}),
+    (grammar.DTYPE, torch.float64, torch.float64, torch.float64, torch.float64),
+    (grammar.DEVICE, SESSION_DEVICE, torch.device("cpu"), torch.device("cpu"), torch.device("cpu")),
+    (grammar.TENSOR, Leaf(T, grad=G), _leaf_with_grad(), _leaf_with_grad(),
+     RemoteTensor(data=T, dtype=torch.float64, shape=(3,), device="cpu", requires_grad=True,
+                  grad=RemoteTensor(data=G, dtype=torch.float64, shape=(3,), device="cpu"))),
+    (grammar.FN, Fn("product_sum"), "FUNCTIONS:product_sum", None, None),
+    (grammar.GRAPH, Graph("leaf", (T,)), "GRAPHS:leaf", None, None),
+    (grammar.OBJECT, None, None, object(), RemoteObject("object")),
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def course_tables():
+    if not helpers.FUNCTIONS:  # the worker's tables, as the zygote fills them
+        helpers.load_course([str(p) for p in catalog.load().helpers])
+
+
+def same(got, want) -> bool:
+    if type(want) is str and ":" in want:  # a table entry, built by the course's helpers
+        table, name = want.split(":")
+        if table == "FUNCTIONS":
+            return got is helpers.FUNCTIONS[name]
+        return type(got) is torch.Tensor and torch.equal(got.detach(), helpers.GRAPHS[name](T).detach())
+    if type(want) is torch.Tensor:
+        return (type(got) is torch.Tensor and torch.equal(got.detach(), want.detach())
+                and got.requires_grad == want.requires_grad and same(got.grad, want.grad))
+    if type(want) is RemoteTensor:
+        return (type(got) is RemoteTensor and torch.equal(got.data, want.data) and got.dtype == want.dtype
+                and got.shape == want.shape and got.requires_grad == want.requires_grad and same(got.grad, want.grad))
+    if type(want) in (list, tuple):
+        return type(got) is type(want) and len(got) == len(want) and all(map(same, got, want))
+    if type(want) is dict:
+        return type(got) is dict and got.keys() == want.keys() and all(same(got[k], want[k]) for k in want)
+    return type(got) is type(want) and got == want
+
+
+@pytest.mark.parametrize("kind, sent, built, replied, decoded", FOUR_ENDS, ids=[row[0] for row in FOUR_ENDS])
+def test_every_kind_through_the_four_ends(kind, sent, built, replied, decoded):
+    if sent is not None:
+        blobs: list[bytes] = []
+        node = encode_arguments(sent, blobs)  # 1. the trusted side encodes an argument
+        kinds, fields = grammar.shape_of(node)
+        assert kinds <= grammar.ARGUMENT_KINDS and (kind == "plain" or kind in kinds)
+        assert fields <= set(grammar.ARGUMENT_TENSOR_FIELDS) and set(grammar.TENSOR_REQUIRED) <= fields or not fields
+        body, blobs = wire.unpack(wire.pack({"args": [node]}, blobs))
+        assert same(worker.ArgumentBuilder(blobs, "cpu").build(body["args"][0]), built)  # 2. the worker builds it
+    if replied is not None:
+        encoder = worker.Encoder(())
+        node = encoder.value(replied)  # 3. the worker encodes a reply
+        kinds, fields = grammar.shape_of(node)
+        assert kinds <= grammar.REPLY_KINDS and (kind == "plain" or kind in kinds)
+        assert not fields or fields == set(grammar.REPLY_TENSOR_FIELDS)
+        body, blobs = wire.unpack(wire.pack({"value": node}, encoder.blobs))
+        assert same(wire.decode(body["value"], blobs), decoded)  # 4. the trusted side decodes it
+
+
+def test_the_table_covers_the_grammar():
+    assert {row[0] for row in FOUR_ENDS if row[1] is not None} - {"plain"} == grammar.ARGUMENT_KINDS
+    assert {row[0] for row in FOUR_ENDS if row[3] is not None} - {"plain"} == grammar.REPLY_KINDS
+
+
+@pytest.mark.parametrize("kind", sorted(grammar.ARGUMENT_KINDS - grammar.REPLY_KINDS) + ["$leaf"])
+def test_the_trusted_side_refuses_what_no_reply_carries(kind):
+    with pytest.raises(WireError, match="unknown value kind"):
+        wire.decode({kind: "x"}, [])
+
+
+@pytest.mark.parametrize("kind", sorted(grammar.REPLY_KINDS - grammar.ARGUMENT_KINDS) + ["$leaf"])
+def test_the_worker_refuses_what_no_argument_carries(kind):
+    with pytest.raises(ValueError, match="unknown argument kind"):
+        worker.ArgumentBuilder([], "cpu").build({kind: "x"})
+
+
+def test_the_worker_checks_its_copies_against_the_grammar(monkeypatch):
+    worker.check_grammar()  # as the zygote does, before any student code
+    monkeypatch.setattr(worker, "_ARGUMENT_KINDS", worker._ARGUMENT_KINDS + ("$leaf",))
+    monkeypatch.setattr(grammar, "REPLY_TENSOR_FIELDS", grammar.REPLY_TENSOR_FIELDS + ("stride",))
+    with pytest.raises(RuntimeError, match=r"argument kinds .*\$leaf.*; the encoder writes the tensor fields"):
+        worker.check_grammar()

@@ -4,7 +4,8 @@ A test calls student code with tensors, numbers, strings and containers of them,
 for what cannot cross the worker boundary as data: `Arg`/`Leaf` (a tensor with its autograd state),
 `Fn` and `Graph` (a callable or a graph the course's worker-side tables build inside the worker),
 `SESSION_DEVICE` (the run's device). `encode_arguments` turns them into the wire's nodes
-(`grader.protocol.wire`), exact types only; the worker's `ArgumentBuilder` reads them back.
+(`grader.protocol.grammar`'s argument kinds), exact types only; the worker's `ArgumentBuilder`
+reads them back.
 Imported by the kit (`grader.cases.kit`) and the host alike: nothing here reaches into either.
 """
 
@@ -15,7 +16,7 @@ from typing import Any
 
 import torch
 
-from grader.protocol import wire
+from grader.protocol import grammar, wire
 
 
 @dataclass
@@ -67,27 +68,27 @@ def encode_arguments(value: Any, blobs: list[bytes]) -> Any:
         return _encode_tensor(value, blobs)
     if t is Arg:
         node = _encode_tensor(value.tensor, blobs)
-        node["$tensor"]["requires_grad"] = value.requires_grad
+        node[grammar.TENSOR]["requires_grad"] = value.requires_grad
         if value.grad is not None:
-            node["$tensor"]["grad"] = _encode_tensor(value.grad, blobs)
+            node[grammar.TENSOR]["grad"] = _encode_tensor(value.grad, blobs)
         return node
     if t is Fn:
-        return {"$fn": value.name}
+        return {grammar.FN: value.name}
     if t is Graph:
-        return {"$graph": {"name": value.name, "args": encode_arguments(list(value.args), blobs)}}
+        return {grammar.GRAPH: {"name": value.name, "args": encode_arguments(list(value.args), blobs)}}
     if t is torch.dtype:
-        return {"$dtype": wire.DTYPE_NAMES[value]}
+        return {grammar.DTYPE: wire.DTYPE_NAMES[value]}
     if value is SESSION_DEVICE:
-        return {"$device": "@session"}
+        return {grammar.DEVICE: grammar.SESSION_DEVICE_NAME}
     if t is list:
         return [encode_arguments(x, blobs) for x in value]
     if t is tuple:
-        return {"$tuple": [encode_arguments(x, blobs) for x in value]}
+        return {grammar.TUPLE: [encode_arguments(x, blobs) for x in value]}
     if t is dict:
-        return {"$dict": [[k, encode_arguments(x, blobs)] for k, x in value.items()]}
+        return {grammar.DICT: [[k, encode_arguments(x, blobs)] for k, x in value.items()]}
     raise TypeError(f"cannot send a {t.__name__} to the worker")
 
 
 def _encode_tensor(t: torch.Tensor, blobs: list[bytes]) -> dict:
     blobs.append(wire.tensor_bytes(t))
-    return {"$tensor": {"blob": len(blobs) - 1, "dtype": wire.DTYPE_NAMES[t.dtype], "shape": list(t.shape)}}
+    return {grammar.TENSOR: {"blob": len(blobs) - 1, "dtype": wire.DTYPE_NAMES[t.dtype], "shape": list(t.shape)}}

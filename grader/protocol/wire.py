@@ -6,11 +6,11 @@ exact built-in types only; tensors are rebuilt from raw bytes with a dtype from 
 list, after their size has been checked. Decoding an untrusted message therefore runs no
 code of the sender's, and an odd message raises `WireError` instead of doing anything.
 
-Values are encoded as JSON trees where dicts carry a single `$kind` key:
-    {"$tensor": {...}}, {"$tuple": [...]}, {"$dict": [[key, value], ...]},
-    {"$dtype": "float32"}, {"$device": "cpu"}, {"$object": "TypeName"}
-plus instructions that only the worker understands (`$fn`, `$graph`, `$leaf`...), which
-`grader.sandboxed.worker` turns into objects and `grader.cases.kit` writes.
+Values are JSON trees where dicts carry a single `$kind` key: `{"$tensor": {...}}`,
+`{"$tuple": [...]}`, `{"$dict": [[key, value], ...]}`, `{"$dtype": "float32"}`, `{"$device": "cpu"}`,
+`{"$object": "TypeName"}` in replies, `{"$fn": name}` and `{"$graph": {...}}` in arguments. Which
+kinds and which tensor fields each direction carries is `grader.protocol.grammar`'s: `decode` here
+reads replies by it.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+
+from grader.protocol import grammar
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 MAX_HEADER_BYTES = 4 * 1024 * 1024
@@ -149,10 +151,8 @@ class RemoteObject:
 
 # ----------------------------------------------------------------------------- decoding (trusted side)
 
-_TENSOR_KEYS = {
-    "blob", "dtype", "shape", "device", "requires_grad", "is_leaf", "grad_fn", "version",
-    "is_inference", "grad", "same_as_arg", "shares_storage_with_arg",
-}
+_TENSOR_KEYS = frozenset(grammar.REPLY_TENSOR_FIELDS)
+_TENSOR_REQUIRED = frozenset(grammar.REPLY_TENSOR_REQUIRED)
 
 
 def decode(body: Any, blobs: list[bytes]) -> Any:
@@ -172,26 +172,28 @@ def _decode(node: Any, blobs: list[bytes], depth: int, counter: list[int]) -> An
     if type(node) is not dict or len(node) != 1:
         raise WireError("a JSON object must have exactly one $kind key")
     ((kind, payload),) = node.items()
-    if kind == "$tuple" and type(payload) is list:
+    if kind not in grammar.REPLY_KINDS:
+        raise WireError(f"unknown value kind {kind!r}")
+    if kind == grammar.TUPLE and type(payload) is list:
         return tuple(_decode(x, blobs, depth + 1, counter) for x in payload)
-    if kind == "$dict" and type(payload) is list:
+    if kind == grammar.DICT and type(payload) is list:
         out = {}
         for pair in payload:
             if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str:
                 raise WireError("bad $dict entry")
             out[pair[0]] = _decode(pair[1], blobs, depth + 1, counter)
         return out
-    if kind == "$dtype" and type(payload) is str:
+    if kind == grammar.DTYPE and type(payload) is str:
         if payload not in DTYPES:
             raise WireError(f"unknown dtype {payload!r}")
         return DTYPES[payload]
-    if kind == "$device" and type(payload) is str:
+    if kind == grammar.DEVICE and type(payload) is str:
         return torch.device(_device_string(payload))
-    if kind == "$object" and type(payload) is str:
+    if kind == grammar.OBJECT and type(payload) is str:
         return RemoteObject(payload[:200])
-    if kind == "$tensor" and type(payload) is dict:
+    if kind == grammar.TENSOR and type(payload) is dict:
         return _decode_tensor(payload, blobs, depth, counter)
-    raise WireError(f"unknown value kind {kind!r}")
+    raise WireError(f"bad payload for {kind!r}")
 
 
 def _device_string(text: str) -> str:
@@ -202,7 +204,7 @@ def _device_string(text: str) -> str:
 
 
 def _decode_tensor(p: dict, blobs: list[bytes], depth: int, counter: list[int]) -> RemoteTensor:
-    if not set(p) <= _TENSOR_KEYS or not {"blob", "dtype", "shape", "device"} <= set(p):
+    if not set(p) <= _TENSOR_KEYS or not _TENSOR_REQUIRED <= set(p):
         raise WireError("bad tensor description")
     index = p["blob"]
     if type(index) is not int or not 0 <= index < len(blobs):
@@ -210,9 +212,9 @@ def _decode_tensor(p: dict, blobs: list[bytes], depth: int, counter: list[int]) 
     data = tensor_from_bytes(blobs[index], p["dtype"], p["shape"])
     grad = p.get("grad")
     if grad is not None:
-        if type(grad) is not dict or set(grad) != {"$tensor"}:
+        if type(grad) is not dict or set(grad) != {grammar.TENSOR} or type(grad[grammar.TENSOR]) is not dict:
             raise WireError("bad grad")
-        grad = _decode_tensor(grad["$tensor"], blobs, depth + 1, counter)
+        grad = _decode_tensor(grad[grammar.TENSOR], blobs, depth + 1, counter)
     return RemoteTensor(
         data=data,
         dtype=data.dtype,

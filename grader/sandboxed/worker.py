@@ -29,7 +29,7 @@ import torch.linalg
 import torch.nn.functional
 import torch.testing
 
-from grader.protocol import wire
+from grader.protocol import grammar, wire
 from grader.protocol.messages import (CallReply, CallRequest, ExceptionRecord, FailureReply, ImportedReply,
                                       ImportRequest, LoadReply, LoadRequest, Op, Outcome, PingReply, PingRequest)
 from grader.sandboxed import guard, helpers, seal
@@ -218,8 +218,17 @@ def _import_error(exc: BaseException) -> tuple:
 
 # ----------------------------------------------------------------------------- decoding arguments
 
+# The worker's copies of the argument half of `grader.protocol.grammar` (literals, bound before any
+# student code; `check_grammar` compares them with the grammar once, in the zygote).
+_ARGUMENT_KINDS = ("$tuple", "$dict", "$dtype", "$device", "$tensor", "$fn", "$graph")
+_ARGUMENT_TENSOR_FIELDS = ("blob", "dtype", "shape", "requires_grad", "grad")
+_SESSION_DEVICE = "@session"
+
+
 class ArgumentBuilder:
     """Builds the call's arguments from the trusted side's description, on the device."""
+
+    KINDS = _ARGUMENT_KINDS
 
     def __init__(self, blobs: list[bytes], device: str):
         self.blobs = blobs
@@ -231,6 +240,8 @@ class ArgumentBuilder:
         if type(node) is list:
             return [self.build(x) for x in node]
         ((kind, p),) = node.items()
+        if kind not in _ARGUMENT_KINDS:
+            raise ValueError(f"unknown argument kind {kind}")
         if kind == "$tuple":
             return tuple(self.build(x) for x in p)
         if kind == "$dict":
@@ -238,14 +249,14 @@ class ArgumentBuilder:
         if kind == "$dtype":
             return wire.DTYPES[p]
         if kind == "$device":
-            return torch.device(self.device if p == "@session" else p)
+            return torch.device(self.device if p == _SESSION_DEVICE else p)
         if kind == "$tensor":
             return self.tensor(p)
         if kind == "$fn":
             return helpers.FUNCTIONS[p]
         if kind == "$graph":
             return helpers.GRAPHS[p["name"]](*self.build(p["args"]))
-        raise ValueError(f"unknown argument kind {kind}")
+        raise ValueError(f"argument kind {kind} has no builder")
 
     def tensor(self, p: dict) -> torch.Tensor:
         t = wire.tensor_from_bytes(self.blobs[p["blob"]], p["dtype"], p["shape"]).to(self.device).clone()
@@ -674,9 +685,33 @@ def install_recorders() -> None:
                 setattr(module, name, _recording(f"{module_name}.{name}", original))
 
 
+def check_grammar() -> None:
+    """The worker's copies of the wire grammar are `grader.protocol.grammar`'s: the kinds and tensor
+    fields `ArgumentBuilder` reads, and what `Encoder` writes for a value of every reply kind. Run
+    once per process before any student code (`prepare_process`); RuntimeError names a drift."""
+    problems = []
+    if set(_ARGUMENT_KINDS) != grammar.ARGUMENT_KINDS:
+        problems.append(f"argument kinds {sorted(_ARGUMENT_KINDS)} are not {sorted(grammar.ARGUMENT_KINDS)}")
+    if _SESSION_DEVICE != grammar.SESSION_DEVICE_NAME:
+        problems.append(f"the session device is {_SESSION_DEVICE!r}, not {grammar.SESSION_DEVICE_NAME!r}")
+    if _ARGUMENT_TENSOR_FIELDS != grammar.ARGUMENT_TENSOR_FIELDS:
+        problems.append(f"argument tensor fields {_ARGUMENT_TENSOR_FIELDS} are not {grammar.ARGUMENT_TENSOR_FIELDS}")
+    leaf = torch.zeros(1, requires_grad=True)
+    leaf.grad = torch.ones(1)
+    kinds, fields = grammar.shape_of(Encoder((leaf,)).value((leaf, {"d": torch.float32}, torch.device("cpu"), object)))
+    if kinds != grammar.REPLY_KINDS:
+        problems.append(f"the encoder writes the kinds {sorted(kinds)}, not {sorted(grammar.REPLY_KINDS)}")
+    if fields != set(grammar.REPLY_TENSOR_FIELDS):
+        problems.append(f"the encoder writes the tensor fields {sorted(fields)}, not {sorted(grammar.REPLY_TENSOR_FIELDS)}")
+    if problems:
+        raise RuntimeError("the worker's wire grammar drifted from grader.protocol.grammar: " + "; ".join(problems))
+
+
 def prepare_process(course_helpers: list[str]) -> None:
     """Settings every worker takes before the first request, whatever launched it, and the course's
-    worker-side helpers (files, by path), loaded before any student code."""
+    worker-side helpers (files, by path), loaded before any student code. Its copies of the wire
+    grammar are checked first (`check_grammar`)."""
+    check_grammar()
     torch.set_num_threads(1)
     helpers.load_course(course_helpers)
     helpers.warm_up()
