@@ -148,6 +148,17 @@ def test_notebook_hand_ins_score_as_their_py_zips(tmp_path, autograder_zip, engi
         assert [(t["name"], t["score"]) for t in results["tests"]] == \
             [(f"{e['name']}: {t['name']}", t["score"]) for e in report["exercises"] for t in e["tests"]]
         assert results["score"] == report["score"] < FULL_MARKS
+    # last term's notebook: not graded, and said so first, where the submission limit looks
+    from grader.host.cells import METADATA_KEY
+    from grader.policy import limits
+
+    old = with_reference(exported())
+    old["metadata"][METADATA_KEY]["version"] = "2019.2"
+    work = tmp_path / "old"
+    work.mkdir()
+    results = valid(run_autograder(make_root(work, autograder_zip, write(old, work / "autograd_lab.ipynb"), unpack=False)))
+    assert results["output"].startswith(limits.UNGRADABLE) and "version '2019.2'" in results["output"]
+    assert results["extra_data"]["autograd_lab"]["status"] == "ungradable"
 
 
 def test_a_results_json_is_written_when_python_cannot_run(tmp_path, autograder_zip):

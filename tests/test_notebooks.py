@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import catalog
+from grader import catalog, score_files
 from grader.exports.notebook import build_notebook, notebook_text
 from grader.host import cells, intake
 from grader.host.runner import Options, grade_many
@@ -159,9 +159,11 @@ def test_notebook_hand_ins_score_exactly_like_the_reference_modules(tmp_path):
     assert any("no cell defines hvp" in p for p in scores["no_hvp"]["submission_errors"])
     assert scores["truncated"]["score"] == 0
     assert any("malformed or truncated" in p for p in scores["truncated"]["submission_errors"])
-    # The notebook of another term: its own message first, nothing graded from it (a status that keeps
-    # it off the gradebook is the schema's to add; until then its score file says 0 and why).
+    # The notebook of another term: its own message first, nothing of it run, and ungradable: its 0 is
+    # no grade (exports skip it, the submission limit does not count it)
     assert "not graded" in scores["other_term"]["submission_errors"][0] and scores["other_term"]["score"] == 0
+    assert score_files.is_ungradable(scores["other_term"]) and "version '2019.2'" in score_files.ungradable_reason(scores["other_term"])
+    assert not any(score_files.is_ungradable(scores[n]) for n in names if n != "other_term")
     assert scores["reference"]["score"] == scores["reference"]["max_score"]
     assert scores["stubs"]["score"] == 0
     hvp = next(e for e in scores["reference"]["exercises"] if e["name"] == "hvp")

@@ -95,6 +95,8 @@ class Engine:
     def grade_loaded(self, sub: intake.Submission, exercises: set[str] | None = None) -> dict:
         """`exercises`: only these of the collected ones (a warm check re-runs what changed)."""
         opts = self.options
+        if sub.wrong_assignment:  # another assignment's notebook: nothing of it is run, and its 0 is no grade
+            return not_this_assignment_report(sub, opts)
         start = time.perf_counter()
         student = StudentCode(sub.files, self.launcher, self.catalog.module_of_exercise, opts.limits,
                               device=opts.device, seed=opts.seed, course=self.catalog)
@@ -166,6 +168,16 @@ def failure_report(name: str, options: Options, message: str, duration_s: float 
                                 torch_version=torch.__version__, duration_s=duration_s,
                                 grader_version=grader.__version__, seed=options.seed,
                                 submission_errors=[message], status=score_files.UNGRADABLE)
+
+
+def not_this_assignment_report(sub: intake.Submission, options: Options) -> dict:
+    """The score file of a notebook of another course or version (`intake.Submission.wrong_assignment`):
+    ungradable, as the grader's own failures are (no export posts it, the submission limit does not
+    count it), with the reason first among its problems."""
+    report = failure_report(sub.name, options, sub.wrong_assignment)
+    report["submission_errors"] = [sub.wrong_assignment] + [p for p in sub.problems if p != sub.wrong_assignment]
+    report["source_sha256"] = sub.sha256
+    return report
 
 
 # ============================================================================= many submissions
