@@ -167,6 +167,7 @@ def check_status(report: dict) -> int:
 
 def expand_submissions(paths: list[str]) -> list[str]:
     """Each path is a submission, except a folder that holds no modules but holds submissions."""
+    from grader.display import shown_name
     from grader.host.intake import PREFIXES, module_files
 
     out = []
@@ -176,7 +177,7 @@ def expand_submissions(paths: list[str]) -> list[str]:
             children = sorted(c for c in path.iterdir()
                               if not c.name.startswith(".") and (c.is_dir() or c.suffix.lower() in (".zip", ".ipynb")))
             if children:
-                print(f"{path}: a folder of {len(children)} submissions", file=sys.stderr)
+                print(f"{shown_name(str(path))}: a folder of {len(children)} submissions", file=sys.stderr)
                 out += [str(c) for c in children]
                 continue
         out.append(str(path))
@@ -261,10 +262,18 @@ class progress_display:
         return self._rich
 
     def _plain(self, report: dict, done: int, total: int) -> None:
-        print(f"[{done}/{total}] {report['submission']}: {report['score']:g}/{report['max_score']:g}", file=sys.stderr)
+        from grader.display import shown_name
+
+        print(f"[{done}/{total}] {shown_name(report['submission'])}: {report['score']:g}/{report['max_score']:g}",
+              file=sys.stderr)
 
     def _rich(self, report: dict, done: int, total: int) -> None:
-        self.bar.update(self.task, total=total, completed=done, last=f"{report['submission']} {report['score']:g}")
+        from rich.markup import escape  # a name is text, never rich markup
+
+        from grader.display import shown_name
+
+        last = f"{escape(shown_name(report['submission']))} {report['score']:g}"
+        self.bar.update(self.task, total=total, completed=done, last=last)
         elapsed = self.bar.tasks[0].elapsed or 0
         if elapsed:
             self.bar.update(self.task, rate=f"{done / elapsed:.1f}/s")

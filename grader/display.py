@@ -266,6 +266,12 @@ PUBLIC_ONLY = ("this course file has no hidden tests (a student's copy): these s
                "only and are not the grade / 此课程文件没有隐藏测试（学生版）：以上分数只来自公开测试，不是成绩")
 
 
+def shown_name(name: str) -> str:
+    """A submission's name as a terminal or CI log shows it: one line, control characters and
+    workflow commands neutralised (a file named "a\n::error::x" must not write a CI command)."""
+    return clean_text(name, 200, one_line=True)
+
+
 def grading_summary(reports: list[dict], skipped: int, seconds: float, out_dir: str,
                     regraded: dict[str, str] | None = None, public_only: bool = False) -> str:
     """After `grader grade`: count, mean score, what --resume regraded and why, and where submissions

@@ -534,3 +534,16 @@ def test_lone_surrogates_and_scores_above_maximum_do_not_stop_the_passback(capsy
     assert "\ufffd and \ufffd C:\\data\\\"" in platform.accepted()["lti-bob-77aa"][0]["comment"]
     assert platform.accepted()["lti-chen-1b2c"][0]["scoreGiven"] == MAX_SCORE  # clamped...
     assert "chen.json: score above its maximum (test graph_node_counts::test_public 9.5/2" in err  # ...and said
+
+
+def test_hand_in_times_at_the_calendars_edge_are_listed_not_fatal(capsys, course, platform, tool_key):
+    """0001-01-01T00:30+01:00 is in year 0 in UTC, 9999-12-31T23:30-01:00 in year 10000: no LMS
+    timestamp can say them. The two files are listed and skipped; the others are posted."""
+    _, scores, _ = course
+    for name, moment in (("bob", "0001-01-01T00:30+01:00"), ("chen", "9999-12-31T23:30-01:00")):
+        data = adjusted(make_score(name), submitted_at=moment)
+        (scores / f"{name}.json").write_text(json.dumps(data), encoding="utf-8")
+    for extra in (("--dry-run",), ()):
+        code, _, err = publish(capsys, course, platform, tool_key, *extra)
+        assert code == 1 and "Traceback" not in err and "NOT EXPORTED: bob.json" in err and "NOT EXPORTED: chen.json" in err
+    assert sorted(platform.accepted()) == sorted([LTI_USERS["ada"], LTI_USERS["dara"]])

@@ -27,6 +27,10 @@ src/notify-classroom.js, src/console-results.js, src/helpers/test-helpers.js; fi
   runner ids are letters and digits only: when anything fails, main.js tests the `runners`
   input against `/^([a-zA-Z0-9]+,)*[a-zA-Z0-9]+$/` and, if it does not match, reports only
   "The runners input must be a comma-separated list of strings" instead of the real error;
+- G8 the reporter reads each output from its environment, `<RUNNER>_RESULTS` (upper case), and
+  Linux refuses to start a process with one environment entry of 128 KiB or more (MAX_ARG_STRLEN):
+  the reporter step then fails to start and Classroom records no grade. `fit_runner` shortens the
+  runner's messages (marked `...[cut]`) until `<RUNNER>_RESULTS=<base64>` is under that;
 - G7 the console prints an error test's `message` verbatim (`Error: ${test.message}`), where
   the Actions runner reads workflow commands: every text passes `grader.safetext.clean_text`.
 
@@ -50,6 +54,7 @@ from grader.safetext import clean_text
 
 STATUS = {"passed": "pass", "failed": "fail", "error": "error", "timeout": "error"}
 MAX_OUTPUT_BYTES = 1_000_000  # GitHub's limit for one job output
+ENV_ENTRY_BYTES = 128 * 1024  # Linux's MAX_ARG_STRLEN: one `NAME=value` of a process's environment, its NUL included
 MAX_MESSAGE_CHARS = 1_000
 DEFAULT_STEP_ID = "autograd"
 RUNNERS_INPUT_RE = re.compile(r"^([a-zA-Z0-9]+,)*[a-zA-Z0-9]+$")  # main.js
@@ -103,7 +108,7 @@ def build_runners(score: SubmissionScore, show_hidden: bool = False) -> dict[str
         if score.submission_errors and runner["status"] != "pass":
             runner["message"] = clean_text("Problems with the submission: " + " | ".join(score.submission_errors),
                                            MAX_MESSAGE_CHARS, one_line=True)
-        runners[rid] = runner
+        runners[rid] = fit_runner(rid, runner)
     expected = f"Points {js_number(score.score)}/{js_number(score.max_score)}"
     if reporter_points(runners) != expected:  # exact_points failed its one job: never send a wrong grade
         raise LmsError(f"{score.path.name}: the reporter would show {reporter_points(runners)}, not {expected}")
@@ -227,6 +232,23 @@ def encode(runner: dict[str, Any]) -> str:
     return base64.b64encode(json.dumps(runner, separators=(",", ":")).encode("utf-8")).decode("ascii")
 
 
+def env_entry_bytes(rid: str, encoded: str) -> int:
+    """G8: the bytes of the reporter's environment entry `<RUNNER>_RESULTS=<value>`, its NUL included."""
+    return len(f"{rid.upper()}_RESULTS=".encode()) + len(encoded.encode()) + 1
+
+
+def fit_runner(rid: str, runner: dict[str, Any]) -> dict[str, Any]:
+    """G8: the runner with its messages shortened (halved each round) until its entry fits."""
+    limit = MAX_MESSAGE_CHARS
+    while env_entry_bytes(rid, encode(runner)) >= ENV_ENTRY_BYTES and limit > 20:
+        limit //= 2
+        for test in runner["tests"]:
+            test["message"] = clean_text(test["message"], limit)
+        if "message" in runner:
+            runner["message"] = clean_text(runner["message"], limit)
+    return runner
+
+
 def output_lines(runners: dict[str, dict[str, Any]]) -> list[str]:
     """The `$GITHUB_OUTPUT` lines, `<runner>=<base64 JSON>`."""
     return [f"{rid}={encode(runner)}" for rid, runner in runners.items()]
@@ -277,6 +299,10 @@ def validate_output_lines(lines: list[str]) -> list[str]:
             continue
         if "\n" in value or len(value.encode()) >= MAX_OUTPUT_BYTES:
             problems.append(f"G6: output {name}: value must be one line under 1 MB")
+            continue
+        if env_entry_bytes(name, value) >= ENV_ENTRY_BYTES:
+            problems.append(f"G8: output {name}: {env_entry_bytes(name, value)} bytes as the reporter's environment "
+                            f"variable, the limit is {ENV_ENTRY_BYTES}")
             continue
         try:
             runner = json.loads(base64.b64decode(value, validate=True))

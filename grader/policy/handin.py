@@ -28,6 +28,7 @@ from grader.policy import PolicyError
 from grader.policy.config import Policy
 from grader.policy.tables import read_table
 from grader.policy.timeutil import parse_time
+from grader.score_files import within_calendar
 
 METADATA_FILE = "submission_metadata.json"
 COMMITTER = re.compile(r"^committer .* (\d+) ([+-])(\d\d)(\d\d)$")
@@ -94,6 +95,21 @@ def gradescope_time(folder: Path) -> datetime:
         raise LookupError(f"{path}: created_at: {exc}") from None
 
 
+def _commit_moment(repository: Path, seconds: str, sign: str, hours: str, minutes: str) -> datetime:
+    """A committer date as git wrote it; git accepts offsets such as +9959 and years past 9999, which
+    are no time zone and no date: LookupError names them, and the student is listed, not the class lost."""
+    offset = timedelta(hours=int(hours), minutes=int(minutes)) * (1 if sign == "+" else -1)
+    if abs(offset) >= timedelta(hours=24) or int(minutes) >= 60:
+        raise LookupError(f"{repository}: HEAD's committer date has the offset {sign}{hours}{minutes}, which is no time zone")
+    try:
+        moment = datetime.fromtimestamp(int(seconds), timezone(offset))
+    except (OverflowError, OSError, ValueError):
+        moment = None
+    if moment is None or not within_calendar(moment):
+        raise LookupError(f"{repository}: HEAD's committer date ({seconds} s after 1970) is outside the calendar")
+    return moment
+
+
 def git_commit_time(repository: Path) -> datetime:
     """The committer date of HEAD in REPOSITORY (its own .git only); LookupError says why there is none."""
     if not (repository / ".git").exists():
@@ -116,7 +132,5 @@ def git_commit_time(repository: Path) -> datetime:
     for line in header.splitlines():
         match = COMMITTER.match(line)
         if match:
-            seconds, sign, hours, minutes = match.groups()
-            offset = timedelta(hours=int(hours), minutes=int(minutes)) * (1 if sign == "+" else -1)
-            return datetime.fromtimestamp(int(seconds), timezone(offset))
+            return _commit_moment(repository, *match.groups())
     raise LookupError(f"{repository}: HEAD has no committer line")

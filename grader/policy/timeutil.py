@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from grader.score_files import within_calendar  # one rule for times, in score files and in policies
+
 EXAMPLE = "2026-12-01T23:59:00+08:00"
 
 
@@ -22,6 +24,8 @@ def parse_time(text: str) -> datetime:
         raise ValueError(f"{text!r} is not an ISO 8601 time (e.g. {EXAMPLE})") from None
     if parsed.tzinfo is None or parsed.utcoffset() is None:
         raise ValueError(f"{text!r} has no time zone: write it as e.g. {EXAMPLE}")
+    if not within_calendar(parsed):
+        raise ValueError(f"{text!r} is too close to the calendar's first or last day to be a hand-in time or a deadline")
     return parsed
 
 
