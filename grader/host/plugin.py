@@ -49,6 +49,7 @@ class GradingPlugin:
     def __init__(self, catalog: Catalog, folders: tuple[str, ...], device: str, seed: int,
                  exercises: set[str] | None = None, show_output: bool = False):
         self.student_code: StudentCode | None = None  # the submission being graded
+        self.current_nodeid = ""  # the test being run (set before its set-up)
         self.catalog = catalog
         self.folders = folders
         self.device_name = device
@@ -76,10 +77,11 @@ class GradingPlugin:
         return self.device_name
 
     @pytest.fixture
-    def rng(self, request) -> torch.Generator:
-        """A generator seeded from the run's seed and the test's id: order-independent."""
-        digest = hashlib.sha256(f"{self.seed}:{request.node.nodeid}".encode()).digest()
-        return torch.Generator().manual_seed(int.from_bytes(digest[:8], "little"))
+    def rng(self) -> torch.Generator:
+        """A generator seeded from the run's seed and the test's id: order-independent. (The id
+        comes from `pytest_runtest_protocol`, not from pytest's `request`: a fixture that asks for
+        `request` makes pytest build a fixture definition for it at every test.)"""
+        return seeded_generator(self.seed, self.current_nodeid)
 
     # -- collection ------------------------------------------------------------------------
     def pytest_collection_modifyitems(self, session, config, items):
@@ -124,6 +126,7 @@ class GradingPlugin:
     def pytest_runtest_protocol(self, item, nextitem):
         """Setup, call and teardown of one test, all within its exercise (`StudentCode.working_on`)."""
         spec = item.stash[_SPEC]
+        self.current_nodeid = item.nodeid
         with self.student_code.working_on(spec.exercise, capture=self.show_output and spec.folder == "public"):
             yield
 
@@ -162,6 +165,12 @@ class GradingPlugin:
 
 
 _SPEC = pytest.StashKey[TestSpec]()
+
+
+def seeded_generator(seed: int, nodeid: str) -> torch.Generator:
+    """The `rng` fixture's generator for one test: seeded from the run's seed and the test's id."""
+    digest = hashlib.sha256(f"{seed}:{nodeid}".encode()).digest()
+    return torch.Generator().manual_seed(int.from_bytes(digest[:8], "little"))
 
 
 def split_points(points: float, n: int) -> list[float]:
