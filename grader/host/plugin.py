@@ -127,7 +127,8 @@ class GradingPlugin:
         """Setup, call and teardown of one test, all within its exercise (`StudentCode.working_on`)."""
         spec = item.stash[_SPEC]
         self.current_nodeid = item.nodeid
-        with self.student_code.working_on(spec.exercise, capture=self.show_output and spec.folder == "public"):
+        with self.student_code.working_on(spec.exercise, capture=self.show_output and spec.folder == "public",
+                                          test=item.nodeid):
             yield
 
     @pytest.hookimpl(hookwrapper=True)
@@ -165,6 +166,11 @@ class GradingPlugin:
 
 
 _SPEC = pytest.StashKey[TestSpec]()
+
+
+def spec_of(item) -> TestSpec:
+    """The course's entry for a collected test."""
+    return item.stash[_SPEC]
 
 
 def seeded_generator(seed: int, nodeid: str) -> torch.Generator:

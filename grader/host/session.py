@@ -24,7 +24,8 @@ from concurrent.futures import Future
 import pytest
 
 from grader import catalog as catalog_module
-from grader.host.plugin import GradingPlugin, TestOutcome
+from grader.host.pipeline import PlannedCall
+from grader.host.plugin import GradingPlugin, TestOutcome, seeded_generator, spec_of
 from grader.host.student_code import StudentCode
 
 PYTEST_ARGS = [
@@ -62,6 +63,7 @@ class GradingSession:
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
         self.ready = threading.Event()
         self.ended: str | None = None  # why the session is over
+        self.most_calls: dict[str, int] = {}  # test -> the most calls it made in a submission graded here
         self.thread = threading.Thread(target=self._main, name="autograd-lab-pytest", daemon=True)
         saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
         os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # read while pytest starts, before collection
@@ -118,11 +120,70 @@ class GradingSession:
                 outcomes = {k: o for k, o in outcomes.items() if o.spec.exercise in exercises}
             items = [i for i in session.items if i.nodeid in outcomes]
             try:
+                self._send_ahead(student, items)
                 for i, item in enumerate(items):
                     item.config.hook.pytest_runtest_protocol(item=item, nextitem=items[i + 1] if i + 1 < len(items) else None)
             except BaseException as exc:
                 self.ended = f"{type(exc).__name__}: {exc}"
                 future.set_result(outcomes)  # what ran is graded; the engine marks the rest
                 raise
+            finally:
+                for item in items:
+                    self.most_calls[item.nodeid] = max(self.most_calls.get(item.nodeid, 0),
+                                                       student.calls_made.get(item.nodeid, 0))
             future.set_result(outcomes)
         return True
+
+    def _send_ahead(self, student: StudentCode, items: list) -> None:
+        """Describe the tests' first calls and let the submission's worker start on them
+        (`grader.host.pipeline`). Only once this engine has seen the tests: a test it has not seen
+        make exactly one call is a barrier, and with no such test there is nothing to send ahead."""
+        if not any(n == 1 for n in self.most_calls.values()):
+            return
+        calls = describe_calls(items, self.plugin, student)
+        student.plan_ahead(calls, {c.test for c in calls if self.most_calls.get(c.test) != 1})
+
+
+def describe_calls(items: list, plugin: GradingPlugin, student: StudentCode) -> list[PlannedCall]:
+    """Each test's first call into the student's code, in the order the tests run, made by running
+    each test up to that call with the fixtures it would get (its `rng` seeded the same way);
+    nothing is sent. A test that asks for another fixture, or that ends before calling, has none."""
+    calls: list[PlannedCall] = []
+    student.describing = calls
+    try:
+        for item in items:
+            arguments = _fixture_values(item, plugin, student)
+            if arguments is None:
+                continue
+            spec = spec_of(item)
+            # as the plugin enters it for the test (grader.host.plugin.GradingPlugin.pytest_runtest_protocol)
+            with student.working_on(spec.exercise, capture=plugin.show_output and spec.folder == "public",
+                                    test=item.nodeid):
+                try:
+                    item.obj(**arguments)
+                except (KeyboardInterrupt, SystemExit):
+                    raise
+                except BaseException:  # noqa: BLE001  (Described, or a test that ends before its first call)
+                    pass
+    finally:
+        student.describing = None
+    return calls
+
+
+def _fixture_values(item, plugin: GradingPlugin, student: StudentCode) -> dict | None:
+    """The arguments a test function gets from the plugin's fixtures and its parameters, or None
+    when it asks for anything else."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    values = {}
+    for name in item.fixturenames:
+        if name in params:
+            values[name] = params[name]
+        elif name == "student":
+            values[name] = student
+        elif name == "rng":
+            values[name] = seeded_generator(plugin.seed, item.nodeid)
+        elif name == "device":
+            values[name] = plugin.device_name
+        else:
+            return None
+    return values

@@ -22,6 +22,7 @@ from grader.host.channel import (  # noqa: F401  (framing: importable from here 
     WATCH_INTERVAL_S, DeadlinePassed, MemoryLimitExceeded, MemoryWatch, MessageTooLarge, WorkerHandle,
     WorkerLauncher, _recv_exact, recv_message, send_message,
 )
+from grader.host.pipeline import Described, Entry, Pipeline, PlannedCall, packed
 from grader.protocol import wire
 from grader.protocol.limits import Limits
 from grader.protocol.messages import CallRequest, ImportRequest, LoadRequest, Op, Outcome, Request
@@ -152,6 +153,10 @@ class StudentCode:
         self.module_fates: dict[str, ModuleFate] = {}  # module -> why it is never imported again
         self.tampered_exercises: dict[str, str] = {}  # exercise -> how a call tampered: it scores 0
         self._exercise: str | None = None  # written by `working_on` only
+        self._test: str | None = None  # the node id of the test being run (`working_on`)
+        self.calls_made: dict[str, int] = {}  # test -> how many calls it made (the session learns from it)
+        self.describing: list[PlannedCall] | None = None  # while the session describes the tests' first calls
+        self.pipeline: Pipeline | None = None  # the requests sent ahead (grader.host.pipeline)
         self.budget = Budget(limits)
         self.workers_started = 0
         self.peak_memory_mb: float | None = None
@@ -164,16 +169,22 @@ class StudentCode:
 
     # -- the test being run: its exercise ------------------------------------------------
     @contextmanager
-    def working_on(self, exercise: str, capture: bool = False) -> Iterator[None]:
-        """Within: calls are one test of `exercise`'s. Their time is charged to its budget, a tamper
-        scores it 0, and with `capture` what they print is kept in `printed` (a fresh list). The one
-        place the current exercise is written (the plugin enters it around each test)."""
-        saved = self._exercise, self.capture, self.printed
-        self._exercise, self.capture, self.printed = exercise, capture, []
+    def working_on(self, exercise: str, capture: bool = False, test: str | None = None) -> Iterator[None]:
+        """Within: calls are one test of `exercise`'s (`test`: its node id). Their time is charged to
+        its budget, a tamper scores it 0, and with `capture` what they print is kept in `printed` (a
+        fresh list). The one place the current exercise is written (the plugin enters it around each
+        test, the session around each test it describes)."""
+        saved = self._exercise, self.capture, self.printed, self._test
+        self._exercise, self.capture, self.printed, self._test = exercise, capture, [], test
         try:
             yield
         finally:
-            self._exercise, self.capture, self.printed = saved
+            self._exercise, self.capture, self.printed, self._test = saved
+
+    @property
+    def current_test(self) -> str | None:
+        """The node id of the test being run (`working_on`), None between tests."""
+        return self._test
 
     @property
     def current_exercise(self) -> str | None:
@@ -232,6 +243,13 @@ class StudentCode:
         }
         if self.capture:
             request["capture"] = True
+        if self.describing is not None:  # recorded, not made: the tests are being described
+            if not any(c.test == self.current_test for c in self.describing[-1:]):
+                self.describing.append(PlannedCall(self.current_test, self.current_exercise, module, function,
+                                                   request, blobs))
+            raise Described
+        if self.current_test is not None:
+            self.calls_made[self.current_test] = self.calls_made.get(self.current_test, 0) + 1
         self._ensure_imported(module)
         body, reply_blobs = self._request(module, request, blobs, what=f"{function}")
         outcome = body.get("outcome")
@@ -322,6 +340,13 @@ class StudentCode:
         return self.budget.left(self.current_exercise, setup)
 
     def _request(self, module: str, body: Request, blobs: list[bytes], what: str, setup: bool = False):
+        """One request's reply (body, blobs): from the pipeline when it sent this very request ahead,
+        else sent now, after the replies already on their way are read."""
+        if self.pipeline is not None:
+            reply = self._from_pipeline(body, blobs)
+            if reply is not None:
+                return reply
+            self._drain()
         worker = self.workers[self._slot(module)]
         timeout = self._time_left(setup)
         if timeout <= 0:
@@ -330,11 +355,28 @@ class StudentCode:
         self.requests += 1
         request_id = self.requests
         start = time.monotonic()
-        deadline = start + timeout
-        fd = worker.conn.fileno()
         try:
-            send_message(fd, wire.pack({**body, "id": request_id}, blobs), deadline)
-            reply = recv_message(fd, deadline, wire.MAX_MESSAGE_BYTES, on_wait=self.watches.get(self._slot(module)))
+            send_message(worker.conn.fileno(), wire.pack({**body, "id": request_id}, blobs), start + timeout)
+        except DeadlinePassed:
+            self.budget.charge(self.current_exercise, time.monotonic() - start, setup)
+            self._discard_worker(module)
+            raise CallTimeout(f"{what} did not return within {timeout:.1f} s") from None
+        except OSError as exc:
+            self.budget.charge(self.current_exercise, time.monotonic() - start, setup)
+            status = worker.end_status()
+            self._discard_worker(module)
+            raise WorkerFault(f"the worker process ended while {what} ({_describe_end(status, exc)})") from None
+        return self._receive(module, request_id, what, start, timeout, setup, self.current_exercise)
+
+    def _receive(self, module: str, request_id: int, what: str, start: float, timeout: float, setup: bool,
+                 exercise: str | None, charge_tamper: bool = True):
+        """Read and check the reply to request `request_id` (sent at or before `start`), waiting at
+        most `timeout` seconds from `start`; the wait is charged to `exercise` (or the submission)."""
+        worker = self.workers[self._slot(module)]
+        deadline = start + timeout
+        try:
+            reply = recv_message(worker.conn.fileno(), deadline, wire.MAX_MESSAGE_BYTES,
+                                 on_wait=self.watches.get(self._slot(module)))
         except DeadlinePassed:
             self._discard_worker(module)
             raise CallTimeout(f"{what} did not return within {timeout:.1f} s (an infinite loop?) / "
@@ -357,7 +399,7 @@ class StudentCode:
             raise WorkerFault(f"the worker process ended while {what} ({end}) / 运行 {_zh_what(what)} 时工作进程终止"
                               f"（{end_zh}）") from None
         finally:
-            self.budget.charge(self.current_exercise, time.monotonic() - start, setup)
+            self.budget.charge(exercise, time.monotonic() - start, setup)
         try:
             reply_body, reply_blobs = wire.unpack(reply)
         except wire.WireError as exc:
@@ -369,10 +411,86 @@ class StudentCode:
         if reply_body.get("outcome") == Outcome.TAMPERED:
             self._discard_worker(module)  # the next call gets a fresh worker, with torch as it was
             message = tampered_message(reply_body.get("kind"), reply_body.get("detail"))
-            if not setup and self.current_exercise is not None:
-                self.tampered_exercises[self.current_exercise] = message
+            if charge_tamper and not setup and exercise is not None:
+                self.tampered_exercises[exercise] = message
             raise Tampered(message)
         return reply_body, reply_blobs
+
+    # -- requests sent ahead (grader.host.pipeline) ----------------------------------------
+    def plan_ahead(self, calls: list[PlannedCall], barrier_tests: set[str]) -> None:
+        """Send the tests' first calls (and the imports before them) ahead, as far as the plan allows."""
+        self.pipeline = Pipeline.plan(calls, barrier_tests, self.imported)
+        self._pump()
+
+    def _from_pipeline(self, body: Request, blobs: list[bytes]):
+        pipeline = self.pipeline
+        index = pipeline.find(body, blobs)
+        if index is None:
+            return None
+        pipeline.reached(index)
+        entry = pipeline.entries[index]
+        while entry.state in ("planned", "sent"):
+            if pipeline.in_flight():
+                self._read_next()
+            elif not self._pump():
+                break
+        if entry.state != "read":
+            return None  # dropped: made on the spot
+        entry.state = "used"
+        self._pump()  # the worker works on the next ones while this test judges this one
+        if isinstance(entry.error, Tampered) and not entry.setup and self.current_exercise is not None:
+            self.tampered_exercises[self.current_exercise] = str(entry.error)
+        if entry.error is not None:
+            raise entry.error
+        return entry.reply
+
+    def _pump(self) -> bool:
+        """Send what the plan allows now; False when nothing could be sent."""
+        pipeline, sent = self.pipeline, False
+        while pipeline is not None and (entry := pipeline.sendable()) is not None:
+            if entry.state == "dropped":
+                pipeline.next_send += 1
+                continue
+            try:
+                worker = self._ensure_worker(entry.module)  # a fresh worker is loaded on the spot
+            except (CallTimeout, WorkerFault):
+                pipeline.stop()
+                return sent
+            self.requests += 1
+            entry.request_id = self.requests
+            data = packed(entry.body, entry.request_id, entry.blobs)
+            entry.size = len(data)
+            try:
+                send_message(worker.conn.fileno(), data, time.monotonic() + self.limits.call_timeout_s)
+            except (DeadlinePassed, OSError):
+                self._discard_worker(entry.module)  # stops the pipeline
+                return sent
+            entry.state, entry.sent_at = "sent", time.monotonic()
+            pipeline.next_send += 1
+            sent = True
+        return sent
+
+    def _read_next(self) -> None:
+        """Read the reply to the oldest request in flight; a failure is kept for the test that asks."""
+        pipeline = self.pipeline
+        while pipeline.entries[pipeline.next_read].state != "sent":
+            pipeline.next_read += 1
+        entry: Entry = pipeline.entries[pipeline.next_read]
+        entry.state, pipeline.next_read = "read", pipeline.next_read + 1
+        timeout = self.budget.left(entry.exercise, entry.setup)
+        try:
+            if timeout <= 0:
+                self._discard_worker(entry.module)  # it is running a request there is no time left for
+                raise CallTimeout(f"{entry.what}: no time left in this exercise's or this submission's time budget")
+            entry.reply = self._receive(entry.module, entry.request_id, entry.what, time.monotonic(), timeout,
+                                        entry.setup, entry.exercise, charge_tamper=False)
+        except (CallTimeout, WorkerFault) as exc:
+            entry.error = exc
+
+    def _drain(self) -> None:
+        """Read every reply on its way, so that the next reply on the socket is the next request's."""
+        while self.pipeline is not None and self.pipeline.in_flight():
+            self._read_next()
 
     def _garbage(self, module: str, why: str) -> WorkerFault:
         self._discard_worker(module)
@@ -383,6 +501,8 @@ class StudentCode:
         worker = self.workers.pop(slot, None)
         watch = self.watches.pop(slot, None)
         self.imported -= {m for m in self.imported if self._slot(m) == slot}
+        if self.pipeline is not None:
+            self.pipeline.stop()  # what was sent to it is lost; from now on every request is made on the spot
         if worker is not None:
             worker.close(grace)
             # from wait4, now that the worker has ended; and what the watch saw of its processes together
@@ -395,6 +515,10 @@ class StudentCode:
                 self.output.append(f"--- {label} ---\n{text}" + ("" if text.endswith("\n") else "\n"))
 
     def close(self) -> None:
+        if self.pipeline is not None and self.pipeline.in_flight():
+            self.pipeline.stop()  # requests no test asked for: the worker is killed, not asked to finish them
+            for module in list(self.workers):
+                self._discard_worker(module)
         for worker in self.workers.values():
             try:
                 send_message(worker.conn.fileno(), wire.pack({"op": Op.EXIT}, []), time.monotonic() + 0.5)
