@@ -18,6 +18,11 @@ on this machine, in one run:
    same hidden cases, but with the student code called directly in that process (no worker,
    no sandbox, no socket). Next to it, the same process grading the reference with isolation,
    so that the difference is the cost of isolation per submission.
+4. How far from the limit: the student code's own time per reference submission, as the worker
+   measures each call (its `elapsed`: finding the function, running it and its probe), and the
+   ratio of each per-submission time above to it.
+5. One late hand-in: `grader grade one.zip` (the reference, zipped; process start-up included)
+   against a cold `grader check` of the same code, each --single-runs times (median).
 
 Results go to stdout (the figures and the machine) and to <out>/benchmark.json; with --readme,
 the table between README's `bench:begin` and `bench:end` markers is regenerated from them, with
@@ -74,23 +79,73 @@ def floor_and_isolated(repeats: int) -> dict[str, float]:
 
     out: dict[str, float] = {}
     spent = {"start": 0.0, "end": 0.0}
+    student = {"s": 0.0}
     for label, cls in (("in_process_floor_s", InProcessEngine), ("isolated_same_process_s", Engine)):
         engine = cls(Options())
         try:
             engine.grade(ROOT / "solutions")  # first run imports the test modules
             spent.update(start=0.0, end=0.0)
+            student["s"] = 0.0
             with timed(student_code.StudentCode, "_ensure_worker", spent, "start", only_if=lambda s, m: s._slot(m) not in s.workers), \
-                    timed(student_code.StudentCode, "close", spent, "end"):
+                    timed(student_code.StudentCode, "close", spent, "end"), summed_elapsed(student):
                 start = time.perf_counter()
                 for _ in range(repeats):
                     report = engine.grade(ROOT / "solutions")
                 out[label] = (time.perf_counter() - start) / repeats
             assert report["score"] == report["max_score"], report["score"]
+            if cls is Engine:
+                out["student_code_s"] = student["s"] / repeats
         finally:
             engine.close()
     out["isolated_worker_start_s"] = spent["start"] / repeats
     out["isolated_worker_end_s"] = spent["end"] / repeats
     return out
+
+
+@contextlib.contextmanager
+def summed_elapsed(total: dict):
+    """Add every call's `elapsed` (the student code's own time, measured inside the worker) to total["s"]."""
+    from grader.host import student_code
+
+    original = student_code.StudentCode.call
+
+    def wrapper(self, *args, **kwargs):
+        result = original(self, *args, **kwargs)
+        total["s"] += result.elapsed
+        return result
+
+    student_code.StudentCode.call = wrapper
+    try:
+        yield
+    finally:
+        student_code.StudentCode.call = original
+
+
+def median_wall(command: list[str], runs: int, cwd: Path, what: str) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        result = subprocess.run(command, capture_output=True, text=True, cwd=cwd)
+        times.append(time.perf_counter() - start)
+        if result.returncode not in (0, 1):  # grader check exits 1 when a check fails
+            raise BenchmarkError(f"{what} failed (exit {result.returncode}): {' '.join(command)}\n  "
+                                 + "\n  ".join((result.stdout + result.stderr).strip().splitlines()[-15:]))
+    return sorted(times)[len(times) // 2]
+
+
+def single_and_check(runs: int, work: Path) -> dict[str, float]:
+    """`grader grade one.zip` (the reference, zipped) and a cold `grader check` of the same code."""
+    import zipfile
+
+    one = work / "one.zip"
+    with zipfile.ZipFile(one, "w") as z:
+        for path in sorted((ROOT / "solutions").glob("*.py")):
+            z.write(path, path.name)
+    out = work / "single-out"
+    grade = median_wall(grader_command("grade", str(one), "--out", str(out), "--jobs", "1"), runs, work,
+                        "grader grade one.zip")
+    check = median_wall(grader_command("check", str(ROOT / "solutions")), runs, work, "grader check")
+    return {"single_grade_s": grade, "cold_check_s": check, "single_to_check": grade / check}
 
 
 @contextlib.contextmanager
@@ -209,6 +264,12 @@ def measure(args) -> dict:
     figures.update(floor_and_isolated(args.repeats))
     figures["isolation_overhead_s"] = figures["isolated_same_process_s"] - figures["in_process_floor_s"]
     figures["isolation_overhead_share"] = figures["isolation_overhead_s"] / figures["in_process_floor_s"]
+    if figures.get("student_code_s"):
+        for key in ("grader_s_per_submission", "in_process_floor_s", "isolated_same_process_s"):
+            figures[f"{key}_to_student"] = figures[key] / figures["student_code_s"]
+    if args.single_runs:
+        with tempfile.TemporaryDirectory() as work:
+            figures.update(single_and_check(args.single_runs, Path(work)))
     if args.otter_sample:
         with tempfile.TemporaryDirectory() as work:
             per, count = time_otter(klass, args.otter_sample, args.workers, Path(work))
@@ -242,6 +303,16 @@ def table(f: dict) -> str:
              f"| of the isolated time: starting the worker (fork, namespaces, limits, seal, loading the submission) "
              f"| {f['isolated_worker_start_s']:.3f} |",
              f"| of the isolated time: ending it (its exit, its namespace's clean-up) | {f['isolated_worker_end_s']:.3f} |"]
+    if f.get("student_code_s"):
+        rows += [f"| the student code's own time (the reference; every call's time measured inside the worker) "
+                 f"| {f['student_code_s']:.4f} |",
+                 f"| how far from it: `grader grade`, the floor, the isolated grading | "
+                 f"{f['grader_s_per_submission_to_student']:.0f}x, {f['in_process_floor_s_to_student']:.0f}x, "
+                 f"{f['isolated_same_process_s_to_student']:.0f}x |"]
+    if "single_grade_s" in f:
+        rows += [f"| one hand-in: `grader grade one.zip --jobs 1` (start-up included; median) | {f['single_grade_s']:.2f} |",
+                 f"| a cold `grader check` of the same code (median) | {f['cold_check_s']:.2f} "
+                 f"(the grade takes {f['single_to_check']:.2f}x) |"]
     return "\n".join(rows)
 
 
@@ -265,6 +336,8 @@ def main() -> None:
     parser.add_argument("--otter-sample", type=int, default=10,
                         help="submissions otter runs on (default 10; 0 leaves the comparison out)")
     parser.add_argument("--repeats", type=int, default=20, help="reference gradings for the floor")
+    parser.add_argument("--single-runs", type=int, default=3,
+                        help="runs of `grader grade one.zip` and of a cold `grader check` (default 3; 0 leaves them out)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench-out")
     parser.add_argument("--readme", type=Path, help="regenerate this README's benchmark table from the figures")
     args = parser.parse_args()
