@@ -143,15 +143,15 @@ class GradingPlugin:
             excinfo.traceback = excinfo.traceback[:0]
         report = (yield).get_result()
         outcome = self.outcomes.get(item.nodeid)
-        status = "passed" if excinfo is None else "skipped" if skipped else "failed"
+        passed, failed = excinfo is None, excinfo is not None and not skipped
         if outcome is not None:
             if call.when == "call":
                 outcome.duration_s = round(call.duration, 4)
                 if self.student_code.capture:
                     outcome.output = _clip_output("".join(self.student_code.printed))
-            if status == "passed" and call.when == "call":
+            if passed and call.when == "call":
                 outcome.status, outcome.message = TestStatus.PASSED, ""
-            elif status == "failed" and (call.when == "call"
+            elif failed and (call.when == "call"
                                          or outcome.status in (TestStatus.PASSED, TestStatus.ERROR)):
                 try:
                     outcome.status, outcome.message, outcome.mistake = classify(
@@ -161,7 +161,7 @@ class GradingPlugin:
                     outcome.status, outcome.message = TestStatus.ERROR, str(exc)
             elif skipped:
                 outcome.status, outcome.message = TestStatus.ERROR, f"skipped: {excinfo.value}"
-        if status == "failed":
+        if failed:
             report.longrepr = f"{excinfo.typename}: {excinfo.value}"[:MAX_MESSAGE]
 
 

@@ -25,7 +25,7 @@ from grader.host.channel import (  # noqa: F401  (framing: importable from here 
 from grader.host.pipeline import Described, Entry, Pipeline, PlannedCall, packed
 from grader.protocol import wire
 from grader.protocol.limits import Limits
-from grader.protocol.messages import CallRequest, ImportRequest, LoadRequest, Op, Outcome, Request
+from grader.protocol.messages import CallRequest, ImportRequest, LoadRequest, Op, Outcome, Request, TamperKind
 
 if TYPE_CHECKING:
     from grader.catalog import Course
@@ -46,9 +46,9 @@ class Tampered(WorkerFault):
 
 
 def tampered_message(kind: object, detail: object) -> str:
-    """What a student reads when a step of their code tampered (`kind` "grader" or "torch")."""
+    """What a student reads when a step of their code tampered (`kind`: a `TamperKind`, from the reply)."""
     detail = str(detail)[:120]
-    if kind == "torch":
+    if kind == TamperKind.TORCH:
         return (f"tampered: the submission changed what the grader relies on in torch or Python while its code ran "
                 f"({detail}): nothing it reports can be trusted / 篡改：提交的代码在运行时修改了评分程序所依赖的 "
                 f"torch 或 Python 对象（{detail}），它报告的任何结果都不可信")

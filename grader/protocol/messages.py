@@ -46,6 +46,13 @@ class Op(StrEnum):
     EXIT = "exit"  # end, no reply
 
 
+class TamperKind(StrEnum):
+    """What a submission that tampered changed (a `TamperedReply`'s `kind`)."""
+
+    GRADER = "grader"  # the worker's reply path: the grader's own code there (`grader.sandboxed.seal`)
+    TORCH = "torch"  # torch or the interpreter while its code ran (`grader.sandboxed.guard`)
+
+
 class Outcome(StrEnum):
     """What the worker says happened. It reports; the engine judges."""
 
@@ -139,7 +146,7 @@ class CallReply(_CallReply):
 
 class TamperedReply(_Message):
     outcome: Literal[Outcome.TAMPERED]
-    kind: str  # "grader": its reply path (`grader.sandboxed.seal`); "torch": torch or the interpreter (`guard`)
+    kind: TamperKind  # what it changed
     detail: str  # the first change found
 
 

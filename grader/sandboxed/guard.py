@@ -245,11 +245,17 @@ def describe(exc: BaseException, _type=type, _str=str, _qualname=type.__dict__["
             "message": message[:2000] if _type(message) is _str else "<not a str>"}
 
 
+# The tags of a step's failure, (tag, payload). Plain strings, the probes' contract (the course's
+# worker-side helpers compare them and import nothing of the grader); bound as `step`'s defaults.
+RAISED = "raised"  # the student's code raised: payload {"type", "message"}
+TAMPERED = "tampered"  # it changed what the worker relies on: payload, what changed
+
+
 def step(fn, args: tuple = (), kwargs: dict | None = None, relied: tuple = (), first: bool = False,
          describe=describe, _settle=settle, _keep=KEEP, _gc_enable=gc.enable, _type=type, _dict=dict,
-         _str=str, _base=BaseException) -> tuple:
+         _str=str, _base=BaseException, _raised=RAISED, _tampered=TAMPERED) -> tuple:
     """Run `fn(*args, **kwargs)`, a step of student code, then `settle(relied)`. Returns (value,
-    failure): failure is None, ("raised", {"type", "message"}) or ("tampered", what).
+    failure): failure is None, (RAISED, {"type", "message"}) or (TAMPERED, what).
 
     `first`: the call's first step, which lets go of what the previous call's steps kept (their
     finalizers run now, in student time)."""
@@ -261,15 +267,15 @@ def step(fn, args: tuple = (), kwargs: dict | None = None, relied: tuple = (), f
         value = fn(*args, **(kwargs or {}))
     except _base as exc:  # noqa: BLE001  (student code: SystemExit and KeyboardInterrupt included)
         _keep.append(exc)
-        failure = ("raised", describe(exc))
+        failure = (_raised, describe(exc))
     problem = _settle(relied)
     _keep.append((fn, args, kwargs, value))
     if problem is not None:
-        return None, ("tampered", problem)
+        return None, (_tampered, problem)
     if failure is not None:
         record = failure[1]
         if not (_type(record) is _dict and _type(record.get("type")) is _str and _type(record.get("message")) is _str):
-            return None, ("tampered", "the description of an exception")
+            return None, (_tampered, "the description of an exception")
     return value, failure
 
 

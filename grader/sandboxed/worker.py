@@ -20,7 +20,7 @@ import time
 import traceback
 import types
 import warnings
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 import torch
 import torch.autograd.functional
@@ -31,7 +31,8 @@ import torch.testing
 
 from grader.protocol import grammar, wire
 from grader.protocol.messages import (CallReply, CallRequest, ExceptionRecord, FailureReply, ImportedReply,
-                                      ImportRequest, LoadReply, LoadRequest, Op, Outcome, PingReply, PingRequest)
+                                      ImportRequest, LoadReply, LoadRequest, Op, Outcome, PingReply, PingRequest,
+                                      TamperKind)
 from grader.sandboxed import guard, helpers, seal
 
 # Captured before any student code runs, so that a submission that patches torch.Tensor's
@@ -61,6 +62,33 @@ _is_subclass = lambda t, base, _check=type.__dict__["__subclasscheck__"]: _check
 _dict_copy = dict.copy
 _tuple_items = tuple.__getitem__
 _everything = slice(None)
+
+# The tags of what a lookup inside a step found: (FOUND, the function or class), (MODULE, the module),
+# or (NOT_FOUND, (outcome, type, message, traceback)).
+FOUND, MODULE, NOT_FOUND = "target", "module", "failure"
+# What a tamper changed, as plain strings bound before student code (`_tampered_reply` writes them).
+BY_GRADER, BY_TORCH = TamperKind.GRADER.value, TamperKind.TORCH.value
+MISSING, IMPORT_ERROR = Outcome.MISSING.value, Outcome.IMPORT_ERROR.value  # the outcome of a NOT_FOUND
+
+
+class Guarded(NamedTuple):
+    """What imports and calls check after their last step, taken before any student code
+    (`Worker.guarded`), with the functions that check it."""
+
+    check: Callable  # seal.check
+    snapshot: tuple  # the seal's snapshot of the reply path
+    relied: tuple  # the torch objects the grader relies on (guard.take)
+    restore_namespaces: Callable  # guard.restore_namespaces
+    namespaces: tuple  # torch's public namespaces as they were (guard.take_namespaces)
+
+
+class TamperedBy(NamedTuple):
+    """What a handler returns instead of (reply body, blobs) when the submission tampered: the worker
+    then answers with `_tampered_reply`, built without any of the reply path's code."""
+
+    kind: str  # BY_GRADER or BY_TORCH
+    what: str  # the first change found
+
 
 MAX_MESSAGE_TEXT = 2000
 MAX_PRINTED = 4000  # characters of a call's prints and warnings that a captured call's reply carries
@@ -188,7 +216,7 @@ def _tampered_reply(request_id: Any, what: str, kind: str, write=_write) -> byte
     spelled out for that reason."""
     rid = request_id if request_id.__class__ is (0).__class__ else 0
     detail = "".join(c for c in what[:120] if c.isalnum() or c in "._: <>()")
-    kind = "torch" if kind == "torch" else "grader"
+    kind = BY_TORCH if kind == BY_TORCH else BY_GRADER
     header = ('{"body": {"outcome": "tampered", "id": %d, "detail": "%s", "kind": "%s"}, "blobs": []}'
               % (rid, detail, kind)).encode()
     message = len(header).to_bytes(4, "big") + header
@@ -305,7 +333,7 @@ class Worker:
         pid, fd, getpid, write, exit_ = os.getpid(), self.conn.fileno(), os.getpid, _write, os._exit
         recv = self.conn.recv_bytes
         handlers = self.handlers()
-        pack, send, tampered, guarded = _pack, _send, _tampered_reply, self.guarded()
+        pack, send, tampered, guarded, tampered_by = _pack, _send, _tampered_reply, self.guarded(), TamperedBy
         while True:
             try:
                 message = recv()
@@ -316,27 +344,28 @@ class Worker:
             if op == Op.EXIT:
                 return
             reap_children()  # processes the student's code started and that have ended: no zombies pile up
-            reply_body, reply_blobs = handlers[op](body, blobs, guarded)
+            answer = handlers[op](body, blobs, guarded)
             if getpid() != pid:
                 # A copy of the worker made by os.fork() in student code: only the worker answers.
                 exit_(0)
-            if reply_body is None:  # tampered: reply_blobs is (kind, what)
-                send(fd, tampered(body.get("id"), reply_blobs[1], reply_blobs[0]), write)
+            if type(answer) is tampered_by:
+                kind, what = answer
+                send(fd, tampered(body.get("id"), what, kind), write)
                 continue
+            reply_body, reply_blobs = answer
             if op == Op.LOAD:
                 guarded = self.guarded()  # the worker's own state is set now, before any student code
             reply_body["id"] = body.get("id")
             send(fd, pack(reply_body, reply_blobs), write)
 
-    def guarded(self) -> tuple:
+    def guarded(self) -> Guarded:
         """What imports and calls check after their last step, taken before any student code, with
-        the functions that check it: (seal.check, the seal's snapshot, the relied-on torch objects,
-        guard.restore_namespaces, torch's namespaces). Between a step and these checks the worker
-        uses nothing it did not bind before the step."""
+        the functions that check it. Between a step and these checks the worker uses nothing it did
+        not bind before the step."""
         tables = _tables()
         tables[f"{__name__}.Worker (this worker's state)"] = vars(self)
         snapshot = seal.take(seal.reply_path_modules(), tables, _attributes())
-        return seal.check, snapshot, self.relied, guard.restore_namespaces, self.namespaces
+        return Guarded(seal.check, snapshot, self.relied, guard.restore_namespaces, self.namespaces)
 
     def handle(self, message: bytes) -> bytes | None:
         """One request in, one framed reply out, in this very process (None: the trusted side said
@@ -344,23 +373,25 @@ class Worker:
         body, blobs = wire.unpack(message)
         if body.get("op") == Op.EXIT:
             return None
-        unsealed = (lambda snapshot: None, (), self.relied, guard.restore_namespaces, self.namespaces)
-        reply_body, reply_blobs = self.handlers()[body["op"]](body, blobs, unsealed)
-        if reply_body is None:
-            reply_body, reply_blobs = {"outcome": Outcome.TAMPERED, "kind": reply_blobs[0], "detail": reply_blobs[1]}, []
+        unsealed = Guarded(lambda snapshot: None, (), self.relied, guard.restore_namespaces, self.namespaces)
+        answer = self.handlers()[body["op"]](body, blobs, unsealed)
+        if type(answer) is TamperedBy:
+            reply_body, reply_blobs = {"outcome": Outcome.TAMPERED, "kind": answer.kind, "detail": answer.what}, []
+        else:
+            reply_body, reply_blobs = answer
         reply_body["id"] = body.get("id")
         return _pack(reply_body, reply_blobs)
 
     def handlers(self) -> dict[Op, Any]:
         """The method that answers each operation (`exit` has none: the worker ends). Each takes the
-        request's body and blobs and `guarded()`, and returns (reply body, blobs), or (None, (kind,
-        what)) when the submission tampered with what the worker relies on."""
+        request's body and blobs and `guarded()`, and returns (reply body, blobs), or a `TamperedBy`
+        when the submission tampered with what the worker relies on."""
         return {Op.LOAD: self.load, Op.IMPORT: self.import_op, Op.CALL: self.call, Op.PING: self.ping}
 
-    def ping(self, body: PingRequest, blobs: list[bytes], guarded: tuple) -> tuple[PingReply, list[bytes]]:
+    def ping(self, body: PingRequest, blobs: list[bytes], guarded: Guarded) -> tuple[PingReply, list[bytes]]:
         return {"ok": True, "pid": os.getpid()}, []
 
-    def load(self, body: LoadRequest, blobs: list[bytes], guarded: tuple) -> tuple[LoadReply, list[bytes]]:
+    def load(self, body: LoadRequest, blobs: list[bytes], guarded: Guarded) -> tuple[LoadReply, list[bytes]]:
         """Write the submission's module files into the private work directory."""
         self.module_names = tuple(m for m in body["modules"] if type(m) is str and m.isidentifier())
         for filename, index in body["files"].items():
@@ -379,16 +410,17 @@ class Worker:
             _init_cuda(body.get("gpu_memory_fraction"))
         return {"ok": True, "device": self.device}, []
 
-    def import_op(self, body: ImportRequest, blobs: list[bytes], guarded: tuple) -> tuple:
+    def import_op(self, body: ImportRequest, blobs: list[bytes], guarded: Guarded) -> tuple | TamperedBy:
         reply = self._reply  # (bound before the step, like everything used after it)
-        found, failure = guard.step(self._import_student_module, (body["module"],), None, guarded[2], True)
+        found, failure = guard.step(self._import_student_module, (body["module"],), None, guarded.relied, True)
         return reply(guarded, failure, found, lambda: ({"outcome": Outcome.IMPORTED}, []))
 
-    def call(self, body: CallRequest, blobs: list[bytes], guarded: tuple) -> tuple:
+    def call(self, body: CallRequest, blobs: list[bytes], guarded: Guarded) -> tuple | TamperedBy:
         """Call one student function (through a probe of `grader.sandboxed.helpers.PROBES`, when the
         request names one), in steps (`grader.sandboxed.guard.step`); after the last, check what
         the worker relies on before anything is encoded."""
-        relied, step, reply, perf_counter, calls = guarded[2], guard.step, self._reply, _perf_counter, api_calls
+        relied, step, reply, perf_counter, calls = guarded.relied, guard.step, self._reply, _perf_counter, api_calls
+        target = FOUND
         module_name, _, attr = body["target"].partition(".")
         probe = helpers.PROBES[body["probe"]] if body.get("probe") else None
         builder = ArgumentBuilder(blobs, self.device)
@@ -406,7 +438,7 @@ class Worker:
         run = _capturing(step, printed, self.workdir) if body.get("capture") is True else step
         start = perf_counter()
         found, failure = step(self._find, (module_name, attr), None, relied, True)
-        if failure is None and found[0] == "target":
+        if failure is None and found[0] == target:
             if probe is not None:
                 value, failure = probe(run, relied, found[1], args, frozen)
             else:
@@ -425,20 +457,22 @@ class Worker:
         return record
 
     @staticmethod
-    def _reply(guarded: tuple, failure, found, reply) -> tuple:
+    def _reply(guarded: Guarded, failure, found, reply, _tampered=guard.TAMPERED, _not_found=NOT_FOUND,
+               _by_torch=BY_TORCH, _by_grader=BY_GRADER, _tampered_by=TamperedBy) -> tuple | TamperedBy:
         """After an import's or a call's last step: tampering the steps found, then what the seal
         finds; torch's namespaces put back; then the reply (`found`: what the step that looked for
-        the code found). Uses only `guarded` until the seal has found everything as it was."""
+        the code found). Uses only `guarded` and its defaults (bound when this module was
+        imported) until the seal has found everything as it was."""
         check, snapshot, _, restore_namespaces, namespaces = guarded
-        if failure is not None and failure[0] == "tampered":
-            return None, ("torch", failure[1])
+        if failure is not None and failure[0] == _tampered:
+            return _tampered_by(_by_torch, failure[1])
         problem = check(snapshot)
         if problem is not None:
-            return None, ("grader", problem)
+            return _tampered_by(_by_grader, problem)
         problem = restore_namespaces(namespaces)
         if problem is not None:
-            return None, ("torch", problem)
-        if found is not None and found[0] == "failure":
+            return _tampered_by(_by_torch, problem)
+        if found is not None and found[0] == _not_found:
             return _failure_reply(found[1]), []
         return reply()
 
@@ -458,36 +492,36 @@ class Worker:
         return reply, encoder.blobs
 
     def _find(self, module_name: str, attr: str) -> tuple:
-        """("target", the student's function or class), or ("failure", why it cannot be had): one
+        """(FOUND, the student's function or class), or (NOT_FOUND, why it cannot be had): one
         step, since importing and even looking a name up in a student's module runs its code."""
         module = self._import_student_module(module_name)
-        if module[0] == "failure":
+        if module[0] == NOT_FOUND:
             return module
         try:
-            return "target", getattr(module[1], attr)
+            return FOUND, getattr(module[1], attr)
         except AttributeError:
-            return "failure", ("missing", "AttributeError", f"{module_name}.py defines no {attr}", "")
+            return NOT_FOUND, (MISSING, "AttributeError", f"{module_name}.py defines no {attr}", "")
 
     def _import_student_module(self, module_name: str) -> tuple:
-        """("module", the student's module, imported once) or ("failure", (outcome, type, message,
+        """(MODULE, the student's module, imported once) or (NOT_FOUND, (outcome, type, message,
         traceback)). The one place in the sandboxed side that imports a student's code
         (tests/test_layout.py checks it); it runs inside a step."""
         if module_name not in self.module_names:
-            return "failure", ("missing", "LookupError", f"no module {module_name}", "")
+            return NOT_FOUND, (MISSING, "LookupError", f"no module {module_name}", "")
         if module_name in self.modules:
-            return "module", self.modules[module_name]
+            return MODULE, self.modules[module_name]
         if module_name in self.import_failures:
-            return "failure", self.import_failures[module_name]
+            return NOT_FOUND, self.import_failures[module_name]
         if module_name + ".py" not in self.sources:
-            return "failure", ("missing", "ModuleNotFoundError", f"the submission has no {module_name}.py", "")
+            return NOT_FOUND, (MISSING, "ModuleNotFoundError", f"the submission has no {module_name}.py", "")
         try:
             self._restore_import_state(module_name + ".py")
             module = importlib.import_module(module_name)
         except BaseException as exc:
-            self.import_failures[module_name] = ("import_error", *_import_error(exc))
-            return "failure", self.import_failures[module_name]
+            self.import_failures[module_name] = (IMPORT_ERROR, *_import_error(exc))
+            return NOT_FOUND, self.import_failures[module_name]
         self.modules[module_name] = module
-        return "module", module
+        return MODULE, module
 
     def _restore_import_state(self, filename: str) -> None:
         """Undo what an earlier module did to the next import: its file deleted or rewritten, the
@@ -572,9 +606,9 @@ def _failure_reply(failure: tuple) -> FailureReply:
     """A missing module or name, or an import that failed, from (outcome, type, message, traceback):
     plain strings only, whatever the student's code put in the worker's tables."""
     outcome, kind, message, trace = (x if type(x) is str else "?" for x in (tuple(failure) + ("?",) * 4)[:4])
-    reply: FailureReply = {"outcome": Outcome.IMPORT_ERROR if outcome == "import_error" else Outcome.MISSING,
+    reply: FailureReply = {"outcome": Outcome.IMPORT_ERROR if outcome == IMPORT_ERROR else Outcome.MISSING,
                            "exception": {"type": kind[:100], "message": message[:MAX_MESSAGE_TEXT]}}
-    if outcome == "import_error":
+    if outcome == IMPORT_ERROR:
         reply["exception"]["traceback"] = trace[-MAX_MESSAGE_TEXT:]
     return reply
 
