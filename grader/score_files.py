@@ -96,8 +96,29 @@ def find(paths: Iterable[str | Path]) -> list[Path]:
     return files
 
 
+GRADEBOOK_MARKER = ".gradebook.json"  # what `grader gradebook` writes beside FINAL's files: who it left out, and why
+
+
+def left_out_by_gradebook(folder: Path) -> list[Unusable]:
+    """The submissions `grader gradebook` graded but left out of this folder (no hand-in time, an
+    invalid or ungradable file), from its marker: they have a score, not a missing hand-in."""
+    marker = folder / GRADEBOOK_MARKER
+    try:
+        data = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return []
+    left_out = data.get("left_out") if isinstance(data, dict) else None
+    if not isinstance(left_out, dict):
+        return []
+    return [Unusable(marker, clean_text(f"left out by `grader gradebook`: {reason}", 1000, one_line=True),
+                     clean_text(name, NAME_LIMIT, one_line=True))
+            for name, reason in left_out.items() if isinstance(name, str) and isinstance(reason, str)]
+
+
 def load(paths: Iterable[str | Path]) -> Loaded:
-    """Read every score file named; a submission scored in several files is used in none."""
+    """Read every score file named; a submission scored in several files is used in none. A folder
+    written by `grader gradebook` also lists, as unusable, the graded submissions it left out."""
+    paths = [Path(p) for p in paths]
     loaded = [read(path) for path in find(paths)]
     files_of: dict[str, list[str]] = {}
     for item in loaded:
@@ -114,6 +135,9 @@ def load(paths: Iterable[str | Path]) -> Loaded:
                 "none of them is used until the extra ones are removed", item.submission))
         else:
             result.files.append(item)
+    listed = {item.submission for item in loaded}
+    for folder in (p for p in paths if p.is_dir()):
+        result.unusable += [u for u in left_out_by_gradebook(folder) if u.submission not in listed]
     return result
 
 

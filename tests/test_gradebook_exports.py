@@ -131,3 +131,23 @@ def test_lti_passback_of_the_grades(final, platform, capsys, monkeypatch):
         assert score["gradingProgress"] == "FullyGraded"
     assert "hvp 5/5" in accepted["lti-chen-1b2c"][0]["comment"]
 
+
+
+def test_a_student_the_gradebook_left_out_is_not_called_without_a_submission(capsys, tmp_path):
+    """The gradebook graded bob but had no hand-in time for him: the exports of FINAL say so, give
+    him no 0 even with --missing-as-zero, and exit 1 (written, some left out)."""
+    scores = write_scores(tmp_path / "scores", {"ada": [], "bob": ["hvp"]})
+    (tmp_path / "times.csv").write_text("submission,submitted_at\nada,2026-01-01T10:00:00+00:00\n", encoding="utf-8")
+    (tmp_path / "policy.yaml").write_text("due: 2026-01-02T00:00:00+00:00\nlate: none\nsubmitted_at: times.csv\n")
+    final = tmp_path / "final"
+    code, _, err = run_grader(capsys, "gradebook", scores, "--policy", tmp_path / "policy.yaml", "--out", final)
+    assert code == 1 and "bob: no hand-in time" in err
+    roster = write_roster(tmp_path / "roster.csv")
+    code, _, err = run_grader(capsys, "export", "canvas", final, "--roster", roster, "--title", "HW1",
+                              "--missing-as-zero", "--out", tmp_path / "c.csv", "--report", tmp_path / "r.json")
+    assert code == 1, err
+    assert "left out by `grader gradebook`: no hand-in time" in err and "(student at roster line 3 (Bob Stone" in err
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert "bob" not in [r.get("submission") for r in report["students_without_submission"]]
+    assert [p["submission"] for p in report["invalid_score_files"]] == ["bob"]
+    assert "Bob Stone" not in (tmp_path / "c.csv").read_text(encoding="utf-8")

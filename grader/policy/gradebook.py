@@ -30,8 +30,9 @@ from grader.policy.config import Policy, load_policy
 from grader.policy.handin import hand_in_times
 from grader.policy.tables import Row, read_table
 from grader.policy.timeutil import iso, parse_time
+from grader.score_files import GRADEBOOK_MARKER
 
-MARKER = ".gradebook.json"
+MARKER = GRADEBOOK_MARKER  # read back by grader.score_files: the exports name whom it left out
 SUMMARY_COLUMNS = ["submission", "status", "submitted_at", "due", "extended", "days_late", "raw_score",
                    "late_points", "override_points", "score", "max_score", "adjustments"]
 
