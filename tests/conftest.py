@@ -16,10 +16,14 @@ from grader import catalog
 from grader.host.runner import Engine, Options
 
 ROOT = Path(__file__).resolve().parent.parent
-SOLUTIONS = ROOT / "solutions"
-STUBS = ROOT / "exercises"
+# The course the tests grade: this project's, or the course file AUTOGRAD_LAB_TEST_COURSE names (a changed
+# copy: tests/test_course_changes.py runs the course-dependent tests on one). Its solutions and stubs too.
+TEST_COURSE = os.environ.get("AUTOGRAD_LAB_TEST_COURSE") or None
+COURSE = catalog.use(TEST_COURSE) if TEST_COURSE else catalog.load()
+SOLUTIONS = COURSE.place("solutions") or ROOT / "solutions"
+STUBS = COURSE.place("stubs") or ROOT / "exercises"
 SUBMISSIONS = ROOT / "tests" / "submissions"
-FULL_MARKS = catalog.load().max_score()  # the course's total: what the reference scores
+FULL_MARKS = COURSE.max_score()  # the course's total: what the reference scores
 OTTER_RUNS: list[tuple[str, float]] = []  # (what ran, wall seconds) of otter runs, shown after the tests
 
 
@@ -57,6 +61,10 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+def pytest_report_header(config):
+    return f"course: {COURSE.path} ({len(COURSE.exercises)} exercises, {FULL_MARKS:g} points)"
+
+
 def pytest_terminal_summary(terminalreporter):
     if os.environ.get("CI") and SKIPPED:
         terminalreporter.section("CI: skipped tests count as failures")
@@ -71,14 +79,14 @@ def pytest_terminal_summary(terminalreporter):
 @pytest.fixture(scope="session")
 def engine():
     """Grades with public and hidden tests, seed 0, on the CPU."""
-    e = Engine(Options(seed=0))
+    e = Engine(Options(seed=0, course=TEST_COURSE))
     yield e
     e.close()
 
 
 @pytest.fixture(scope="session")
 def public_engine():
-    e = Engine(Options(seed=0, folders=("public",)))
+    e = Engine(Options(seed=0, folders=("public",), course=TEST_COURSE))
     yield e
     e.close()
 
@@ -89,7 +97,8 @@ def validated(tmp_path_factory):
     its output, and the score files it graded at seed 0 (`report("mistake-<name>")`, "lazy-<mode>",
     "reference", "stubs"). The corpus tests read those instead of grading the corpus again."""
     scores = tmp_path_factory.mktemp("validate") / "scores"
-    done = subprocess.run([sys.executable, "-m", "grader", "validate", "--scores", str(scores)], cwd=ROOT,
+    course = ["--course", TEST_COURSE] if TEST_COURSE else []
+    done = subprocess.run([sys.executable, "-m", "grader", "validate", "--scores", str(scores), *course], cwd=ROOT,
                           capture_output=True, text=True, timeout=1800)
     return SimpleNamespace(returncode=done.returncode, stdout=done.stdout, stderr=done.stderr, scores=scores,
                            report=lambda name: json.loads((scores / f"{name}.json").read_text()))
