@@ -12,6 +12,7 @@ import pytest
 from grader.display import check_table
 from grader.host.runner import Engine, Options
 from grader.host.student_code import Fn, StudentCode
+from grader.protocol.limits import Limits
 
 from conftest import SOLUTIONS, make_submission
 
@@ -76,7 +77,10 @@ def jacobian_rows(f, x):
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory):
     """The submissions graded with public and hidden tests, as `grader check` shows output (show_output)."""
-    engine = Engine(Options(seed=0, show_output=True, exercises={"hvp", "jacobian_rows", "numerical_gradient"}))
+    # generous limits: a first call into torch.func takes seconds on a loaded machine
+    limits = Limits(call_timeout_s=60.0, exercise_budget_s=180.0)
+    engine = Engine(Options(seed=0, show_output=True, exercises={"hvp", "jacobian_rows", "numerical_gradient"},
+                            limits=limits))
     base = tmp_path_factory.mktemp("output")
     subs = {"printing": {"grad.py": PRINTING_HVP}, "cs231n": {"extensions.py": CS231N_NUMERICAL_GRADIENT},
             "pyhessian": {"grad.py": PYHESSIAN_HVP}, "routes": {"grad.py": ROUTES}}

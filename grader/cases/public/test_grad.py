@@ -82,9 +82,11 @@ def test_hvp_docstring(student):
     """The examples in hvp's docstring give what they show (python -m doctest, on your code).
     hvp 文档字符串中的示例给出其中写明的结果。"""
     # the second example's f is linear: an error there is the linear case, not a missing create_graph=True
+    # H @ ones instead of H @ v shows [6, 2] in the first
     docstring_examples(student, "hvp", errors={
         0: {"does not require grad": "no_create_graph"},
-        1: {"does not require grad": "linear_f", "not have been used": "linear_f"}})
+        1: {"does not require grad": "linear_f", "not have been used": "linear_f"}},
+        wrong={0: {"hvp_of_sum": "tensor([6., 2.])"}})
 
 
 def test_jacobian_rows_docstring(student):
