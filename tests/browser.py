@@ -14,13 +14,15 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
 
 
 @contextlib.contextmanager
-def chromium(width: int = 1280, height: int = 900):
+def chromium(width: int = 1280, height: int = 900, scrollbars: bool = False):
     """A fresh page in headless Chromium; `page.errors` collects console errors and uncaught
-    exceptions, `page.requests` every URL the page asked for."""
+    exceptions, `page.requests` every URL the page asked for. `scrollbars`: draw scroll bars as a
+    desktop browser does (Playwright hides them in headless mode by default)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS,
+                                    ignore_default_args=["--hide-scrollbars"] if scrollbars else None)
         try:
             page = browser.new_page(viewport={"width": width, "height": height})
             page.errors, page.requests = [], []

@@ -8,7 +8,9 @@ Under CI=1 a missing Chromium or Playwright fails the test instead of skipping i
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 
@@ -120,3 +122,76 @@ def test_a_feedback_page_opens_from_the_report_link(site):
         assert "LEAKPRINT" not in page.content()
         assert page.errors == []
         assert all(u.startswith("file://") for u in page.requests)
+
+
+# ----------------------------------------------------------------------------- the submissions table
+
+WORDS_SPLIT_JS = """() => {
+    // every word of every header, as laid out: a word drawn on two lines has rects at two heights
+    const split = [];
+    for (const th of document.querySelectorAll("#submissions-table th")) {
+        const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            for (const m of node.data.matchAll(/[^\\s_]+/g)) {
+                const range = document.createRange();
+                range.setStart(node, m.index);
+                range.setEnd(node, m.index + m[0].length);
+                const tops = new Set(Array.from(range.getClientRects(), r => Math.round(r.top)));
+                if (tops.size > 1) split.push(m[0]);
+            }
+        }
+    }
+    return split;
+}"""
+SCROLL_JS = """() => {
+    const box = document.getElementById("submissions-scroll");
+    box.scrollIntoView();
+    const r = box.getBoundingClientRect();
+    return {overflow: box.scrollWidth - box.clientWidth, bar: box.offsetHeight - box.clientHeight - 2,
+            bottom: r.bottom, window: window.innerHeight, left: r.left};
+}"""
+
+
+@pytest.fixture(scope="module")
+def wide_class(tmp_path_factory):
+    """19 exercises named like the problem set's, and failure messages with numbers and no mistake id."""
+    require_browser()
+    from lms_factory import EXERCISES, make_score
+
+    root = tmp_path_factory.mktemp("wide")
+    (root / "scores").mkdir()
+    for i in range(30):
+        data = make_score(f"student{i:02d}", [name for name, _ in EXERCISES[: i % 7]])
+        for exercise in data["exercises"]:
+            for test in exercise["tests"]:
+                if test["status"] == "failed":
+                    test["message"] = f"expected shape [{i + 2}, 3] but got [3, {i + 2}] / 形状应为 [{i + 2}, 3]，实际为 [3, {i + 2}]"
+        (root / "scores" / f"student{i:02d}.json").write_text(json.dumps(data), encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "grader", "report", str(root / "scores"), "--out",
+                             str(root / "report.html")], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return root / "report.html"
+
+
+def test_the_submissions_table_shows_its_scroll_bar_and_whole_words(wide_class):
+    with chromium(width=1280, height=800, scrollbars=True) as page:
+        page.goto(wide_class.as_uri())
+        page.wait_for_load_state("load")
+        assert page.evaluate(WORDS_SPLIT_JS) == []  # no header broken inside a word
+        box = page.evaluate(SCROLL_JS)
+        assert box["overflow"] > 0, box  # more columns than fit: the table scrolls sideways...
+        assert box["bar"] >= 10 and box["bottom"] <= box["window"] + 1, box  # ...with a bar, on screen
+        page.evaluate("() => { const b = document.getElementById('submissions-scroll'); b.scrollLeft = b.scrollWidth; }")
+        last = page.locator("#submissions-table th").last.bounding_box()
+        first = page.locator("#submissions-table th").first.bounding_box()
+        assert last["x"] + last["width"] <= 1280 and abs(first["x"] - box["left"]) < 3  # the names stay in view
+        assert page.errors == []
+
+
+def test_commonest_failure_messages_show_a_real_message_not_the_grouping_key(wide_class):
+    with chromium() as page:
+        page.goto(wide_class.as_uri())
+        caption = page.locator("caption", has_text="Commonest failure messages")
+        cells = caption.locator("xpath=..").locator("tbody td").all_inner_texts()
+        assert cells and not any("#" in cell for cell in cells)
+        assert any(re.fullmatch(r"expected shape \[\d+, 3\] but got \[3, \d+\]", cell) for cell in cells), cells

@@ -80,6 +80,16 @@ class MistakeFigure:
     exercise: str
     submissions: int  # submissions with at least one test failed this way
     failures: int  # failed tests
+    example_en: str = ""  # a failure message as one submission got it (numbers kept): what the page shows
+    example_zh: str = ""
+
+    @property
+    def shown_en(self) -> str:
+        return self.example_en or self.en
+
+    @property
+    def shown_zh(self) -> str:
+        return self.example_zh or self.zh
 
 
 @dataclass
@@ -230,9 +240,18 @@ def mistake_key(test: dict, message: str) -> tuple[str, str, str]:
     mistake = test.get("mistake")
     if isinstance(mistake, dict) and mistake.get("id"):
         return str(mistake["id"]), str(mistake.get("en", "")), str(mistake.get("zh", ""))
-    line = NUMBER.sub("#", (message or f"({test['status']}, no message)").splitlines()[0])
+    line = NUMBER.sub("#", first_line(test, message))
+    return ("", *bilingual(line))
+
+
+def first_line(test: dict, message: str) -> str:
+    return (message or f"({test['status']}, no message)").splitlines()[0]
+
+
+def bilingual(line: str) -> tuple[str, str]:
+    """(English, Chinese) of a message line, split at the " / " before its Chinese part, if any."""
     en, sep, zh = line.rpartition(" / ")
-    return ("", en, zh) if sep and has_cjk(zh) else ("", line, "")
+    return (en, zh) if sep and has_cjk(zh) else (line, "")
 
 
 def mistake_figures(reports: list[dict], message_of=None) -> list[MistakeFigure]:
@@ -244,9 +263,11 @@ def mistake_figures(reports: list[dict], message_of=None) -> list[MistakeFigure]
             for t in e["tests"]:
                 if t["status"] != "failed":  # errors and timeouts are problems, listed apart
                     continue
-                mid, en, zh = mistake_key(t, message_of(names, t) if message_of else t.get("message", ""))
+                message = message_of(names, t) if message_of else t.get("message", "")
+                mid, en, zh = mistake_key(t, message)
                 key = (mid,) if mid else ("", e["name"], en, zh)
-                f = found.get(key) or found.setdefault(key, MistakeFigure(mid, en, zh, e["name"], 0, 0))
+                f = found.get(key) or found.setdefault(key, MistakeFigure(
+                    mid, en, zh, e["name"], 0, 0, *(("", "") if mid else bilingual(first_line(t, message)))))
                 f.failures += 1
                 if key not in seen:
                     seen.add(key)
