@@ -42,6 +42,8 @@ from pathlib import Path
 
 import yaml
 
+from grader.errors import UsageError
+
 CASES_DIR = Path(__file__).parent / "cases"
 DEFAULT_COURSE = CASES_DIR / "course.yaml"
 FOLDERS = ("public", "hidden")
@@ -52,7 +54,7 @@ EXERCISE_KEYS = {"module", "general", "public", "hidden", "repair", "mistakes"}
 MISTAKE_KEYS = {"en", "zh", "error"}
 
 
-class CatalogError(ValueError):
+class CatalogError(UsageError, ValueError):
     pass
 
 

@@ -18,7 +18,6 @@ import sys
 import traceback
 from pathlib import Path
 
-from grader.catalog import CatalogError
 from grader.errors import GraderError, RunStopped, UsageError
 
 # Modules that add commands: each defines register(commands, exports), where `commands`
@@ -91,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return int(args.func(args) or 0)
-    except (UsageError, CatalogError) as exc:
+    except UsageError as exc:  # every bad input (CatalogError, PolicyError, ReportError, LmsError...): one way
         if getattr(args, "debug", False):
             traceback.print_exc()
         print(f"grader: error: {exc}", file=sys.stderr)

@@ -2,11 +2,40 @@
 
 Commands, exports and the engine raise these; the CLI catches them. Keeping them here means no
 module imports the CLI or the engine just to raise one (that made import cycles).
+
+Bad input is one family: `UsageError` and its kinds, each package's own (`CatalogError` for a
+course file, `ScoreFileError`, `PolicyError`, `ReportError`, `LmsError`). `grader.cli.main` prints
+every one of them the same way, `grader: error: <message>`, and exits 2; `usage_errors` wraps a
+command so that a file it cannot read or write, or a missing optional dependency, joins the family.
 """
+
+from __future__ import annotations
+
+import functools
 
 
 class UsageError(Exception):
-    """Bad input from the person at the keyboard: the CLI prints the message and exits 2."""
+    """Bad input from the person at the keyboard (an option, a file, a folder, a course): the CLI
+    prints the message, `grader: error: ...`, and exits 2. The root of every bad-input error."""
+
+
+def usage_errors(command, missing_hint: str = ""):
+    """`command(args)`, with an OSError (a file that cannot be read or written, a full disk) and,
+    given `missing_hint`, an ImportError (an optional dependency not installed) turned into a
+    UsageError: the one wrapper the commands share, so that all of them fail the same way."""
+
+    @functools.wraps(command)
+    def run(args):
+        try:
+            return command(args)
+        except OSError as exc:
+            raise UsageError(f"{exc.filename or ''}: {exc.strerror or exc}") from None
+        except ImportError as exc:
+            if not missing_hint:
+                raise
+            raise UsageError(f"{getattr(args, 'command', 'this command')} needs {exc.name or exc}: "
+                             f"{missing_hint}") from None
+    return run
 
 
 class GraderError(RuntimeError):

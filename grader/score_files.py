@@ -28,6 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
+from grader.errors import UsageError
 from grader.protocol.messages import TestStatus
 from grader.safetext import clean_text
 
@@ -43,7 +44,7 @@ NAME_LIMIT = 200  # characters of a submission name, as the readers show it
 NUMBER_LIMIT = sys.float_info.max  # a JSON integer past this has no float: every export would overflow
 
 
-class ScoreFileError(ValueError):
+class ScoreFileError(UsageError, ValueError):
     """Nothing to read: a path that is neither a score file nor a folder of them, or a folder without any."""
 
 

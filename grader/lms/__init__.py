@@ -25,7 +25,10 @@ The path of one test through the whole engine, and a glossary: docs/engine.md.
 """
 
 
-class LmsError(Exception):
+from grader.errors import UsageError  # noqa: E402  (the bad-input family)
+
+
+class LmsError(UsageError):
     """A problem with the instructor's input (score files, roster, keys, config).
 
     The message is written for the instructor: it names the file, the row or the setting.

@@ -20,6 +20,7 @@ import re
 import sys
 from pathlib import Path
 
+from grader.errors import usage_errors
 from grader.lms import LmsError
 from grader.safetext import replace_lone_surrogates
 
@@ -52,18 +53,10 @@ def register(commands, exports) -> None:
 
 
 def _guarded(command):
-    """Run a command; bad input (LmsError) or an unwritable file becomes a message and exit status 2."""
-    def run(args: argparse.Namespace) -> int:
-        try:
-            return command(args)
-        except LmsError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        except OSError as exc:  # an output file that cannot be written, a full disk...
-            print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-    run.__doc__ = command.__doc__
-    return run
+    """The commands' one wrapper (`grader.errors.usage_errors`): an LmsError is bad input already; an
+    output file that cannot be written, a full disk, joins it. `grader.cli.main` prints it and exits 2
+    (EXIT_BAD_INPUT)."""
+    return usage_errors(command)
 
 
 def _scores_argument(parser: argparse.ArgumentParser) -> None:

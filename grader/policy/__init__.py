@@ -21,6 +21,10 @@ The path of one test through the whole engine, and a glossary: docs/engine.md.
 """
 
 
-class PolicyError(Exception):
+from grader.errors import UsageError  # noqa: E402  (the bad-input family)
+
+
+class PolicyError(UsageError):
     """Bad input from the instructor (policy file, CSV, score folder): the message names the file,
-    the line and the key. The CLI prints it and exits with status 2 without writing anything."""
+    the line and the key. The CLI prints it and exits with status 2 without writing anything
+    (one of the bad-input family, `grader.errors.UsageError`)."""

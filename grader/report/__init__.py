@@ -13,5 +13,8 @@ The path of one test through the whole engine, and a glossary: docs/engine.md.
 """
 
 
-class ReportError(Exception):
+from grader.errors import UsageError  # noqa: E402  (the bad-input family)
+
+
+class ReportError(UsageError):
     """Bad input from the instructor (no score files, an unwritable folder): printed, exit 2."""

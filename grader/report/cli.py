@@ -6,11 +6,11 @@ unwritable output, a missing instructor extra), with a message and nothing writt
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
 
+from grader.errors import usage_errors
 from grader.report import ReportError
 
 EXIT_OK = 0
@@ -47,19 +47,9 @@ def register(commands, exports) -> None:
 
 
 def _guarded(command):
-    """Bad input becomes grader's UsageError: a message and exit status 2, no traceback."""
-    from grader.errors import UsageError
-
-    def run(args: argparse.Namespace) -> int:
-        try:
-            return command(args)
-        except ReportError as exc:
-            raise UsageError(str(exc)) from None
-        except ImportError as exc:
-            raise UsageError(f"{args.command} needs {exc.name or exc}: {EXTRA_HINT}") from None
-        except OSError as exc:
-            raise UsageError(f"{exc.filename or ''}: {exc.strerror or exc}") from None
-    return run
+    """The commands' one wrapper (`grader.errors.usage_errors`): a ReportError is bad input already;
+    an unreadable file and a missing optional package join it. A message and exit status 2."""
+    return usage_errors(command, missing_hint=EXTRA_HINT)
 
 
 def _load(paths):
