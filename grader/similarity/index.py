@@ -17,6 +17,7 @@ independent work shows as a cluster of its own.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 from collections import defaultdict
@@ -26,6 +27,7 @@ from grader.similarity.handins import HandIn
 
 CLUSTER_SCORE = 0.6  # overall score that links two hand-ins into a cluster
 MIN_COMMON_CAP = 64  # a fingerprint in more groups than max(this, 4 * sqrt(groups)) proposes no pairs
+PROBES = 8  # per answer, its rarest shared fingerprints that look for partners
 
 
 @dataclass
@@ -117,22 +119,26 @@ def identical_groups(hand_ins: list[HandIn]) -> list[list[int]]:
 
 
 def candidate_pairs(reps: list[HandIn]) -> tuple[set[tuple[int, int]], set[tuple[str, int]]]:
-    """(pairs of groups that share a fingerprint not too common to be evidence, the too common ones)."""
+    """(pairs of groups worth scoring, the fingerprints too common to be evidence).
+
+    Every fingerprint of every answer is indexed; each answer then probes the index with its PROBES
+    rarest fingerprints that someone else shares (and that are not too common): its partners there are
+    its candidates. A copy shares the rarest of what it copied, so it is found; a fragment that many
+    share but that is nobody's rarest proposes no pair, so the pairs grow with the class, not with
+    the square of the fragments honest students converge on."""
     index: dict[tuple[str, int], list[int]] = defaultdict(list)
     for g, r in enumerate(reps):
-        if not r.exercises:
-            continue
         for e, fps in r.exercises.items():
             for fp in fps:
                 index[(e, fp)].append(g)
     cap = max(MIN_COMMON_CAP, int(4 * math.sqrt(len(reps))))
+    common = {key for key, members in index.items() if len(members) > cap}
     found: set[tuple[int, int]] = set()
-    common: set[tuple[str, int]] = set()
-    for key, members in index.items():
-        if len(members) > cap:
-            common.add(key)
-        elif len(members) > 1:
-            found.update(itertools.combinations(members, 2))
+    for g, r in enumerate(reps):
+        for e, fps in r.exercises.items():
+            shared = [(len(index[(e, fp)]), fp) for fp in fps if 1 < len(index[(e, fp)]) <= cap]
+            for _, fp in heapq.nsmallest(PROBES, shared):
+                found.update((min(g, h), max(g, h)) for h in index[(e, fp)] if h != g)
     return found, common
 
 
