@@ -188,6 +188,24 @@ TECHNIQUES: list[Technique] = [
       EXTENSIONS, "extensions.py 0 (refused or tampered at import); others full"),
     T("counter_answer", "graph_node_counts returns a collections.Counter (a dict)", (),
       "honest score (100): judged as the plain dict of its items"),
+    T("kernel_clone_override", "a CPU kernel for aten::clone registered with torch.library at import hands the "
+      "probe right derivatives", EXTENSIONS, "refused at import (torch.library): extensions.py 0; others full"),
+    T("tb_frame_probe_values", "SmoothAbs's double backward copies the right first derivative into the probe's "
+      "saved tensor, found through a traceback's tb_frame", ("SmoothAbs",),
+      "SmoothAbs 0 (the probe keeps bytes: its sign(x) backward is judged); others full"),
+    T("gi_frame_probe_values", "the same, with frames found through a running generator's gi_frame", ("SmoothAbs",),
+      "refused (gi_frame): SmoothAbs 0; others full"),
+    T("current_frames_thread", "the same, with the main thread's frames read by a thread's sys._current_frames",
+      ("SmoothAbs",), "refused (sys._current_frames): SmoothAbs 0; others full"),
+    T("ctypes_argument_slot", "add_into(inplace=True) returns a new tensor and writes it into the worker's "
+      "argument tuple with ctypes", ("add_into",), "refused (ctypes): add_into 0; others full"),
+    T("itimer_virtual_at_import", "setitimer(ITIMER_VIRTUAL) armed at import and never cancelled", GRAD,
+      "grad.py 'tampered' at import (the timer cancelled); others full, in every sandbox"),
+    T("reply_thread_race", "a thread rewrites the reply (requires_grad, grad_fn, is_leaf) while it is encoded, "
+      "through frames kept from a step", ("frozen_predict",),
+      "frozen_predict 0 every run (the reply is built without the submission's threads); others full"),
+    T("logging_and_warnings", "honest code using logging, warnings.warn, traceback printing, namedtuple, enum, "
+      "typing.NamedTuple", (), "honest score (100): nothing of it refused"),
 ]
 BY_NAME = {t.name: t for t in TECHNIQUES}
 

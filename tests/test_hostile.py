@@ -842,17 +842,132 @@ def test_frame_back_versions(engine, tmp_path):
 
 
 def test_ctypes_probe_defaults(engine, tmp_path):
-    """A probe's positional default rewritten in place: the seal compares __defaults__ item by item."""
+    """A probe's positional default rewritten in place through ctypes: ctypes is refused (and the seal
+    compares __defaults__ item by item)."""
     report = grade(engine, "ctypes_probe_defaults", tmp_path)
     assert_held(report)
     text = messages(report, *hc.EXTENSIONS)
-    assert "tampered" in text and "__defaults__" in text, text[:300]
+    assert "refused" in text and "ctypes" in text and "已拒绝" in text, text[:300]
 
 
 def test_counter_answer(engine, tmp_path):
     """A dict subclass is judged as the plain dict of its items (a NamedTuple as its tuple)."""
     report = grade(engine, "counter_answer", tmp_path)
     assert_held(report)
+
+
+def _refused(engine, technique: str, tmp_path, what: str) -> dict:
+    """Graded: held, and each target's messages say what was refused, in both languages."""
+    report = grade(engine, technique, tmp_path)
+    assert_held(report)
+    text = messages(report, *hc.targets(technique, report["sandbox"]))
+    assert "refused" in text and "已拒绝" in text and what in text, text[:400]
+    return report
+
+
+def test_kernel_clone_override(engine, tmp_path):
+    """torch.library cannot register a kernel in a worker: the refusal fails the module's import."""
+    _refused(engine, "kernel_clone_override", tmp_path, "torch.library")
+
+
+def test_tb_frame_probe_values(engine, tmp_path):
+    """Frames stay reachable (logging needs them), but the probe's earlier results are bytes by then."""
+    report = grade(engine, "tb_frame_probe_values", tmp_path)
+    assert_held(report)
+    assert "refused" not in messages(report, "SmoothAbs")
+
+
+def test_gi_frame_probe_values(engine, tmp_path):
+    _refused(engine, "gi_frame_probe_values", tmp_path, "gi_frame")
+
+
+def test_current_frames_thread(engine, tmp_path):
+    """Refused in the thread that asked: the step that started it fails with the refusal."""
+    _refused(engine, "current_frames_thread", tmp_path, "sys._current_frames")
+
+
+def test_ctypes_argument_slot(engine, tmp_path):
+    _refused(engine, "ctypes_argument_slot", tmp_path, "ctypes.")
+
+
+@pytest.mark.parametrize("sandbox", ["strongest", "process"])
+def test_itimer_virtual_at_import(sandbox, engine, process_engine, tmp_path):
+    """The timer is cancelled when the import ends, in every sandbox (the process one has no PID
+    namespace to ignore SIGVTALRM)."""
+    report = grade(process_engine if sandbox == "process" else engine, "itimer_virtual_at_import", tmp_path)
+    assert_held(report)
+    assert "setitimer" in messages(report, *hc.GRAD)
+
+
+def test_reply_thread_race(engine, tmp_path):
+    report = grade(engine, "reply_thread_race", tmp_path)
+    assert_held(report)
+
+
+def test_reply_is_built_without_student_threads(tmp_path):
+    """While a thread of the submission is alive, every reply is built and sent by a copy of the worker
+    made by os.fork(), which has no other thread (50 replies in one worker, each checked); with no
+    such thread, in the worker itself."""
+    import threading
+
+    from grader.protocol import wire
+    from grader.sandboxed import guard, worker
+
+    w = worker.Worker(None, str(tmp_path))
+    read, w.fd = os.pipe()
+    unsealed = worker.Guarded(lambda snapshot: None, (), w.relied, guard.restore_namespaces, w.namespaces)
+
+    def built_in():
+        return {"outcome": "returned", "pid": os.getpid(), "threads": threading.active_count()}, []
+
+    assert w._reply(unsealed, None, None, built_in, 7)[0]["pid"] == os.getpid()  # no thread: here
+    stop = threading.Event()
+    spinner = threading.Thread(target=lambda: stop.wait(60), daemon=True)
+    spinner.start()
+    try:
+        for request_id in range(50):
+            assert w._reply(unsealed, None, None, built_in, request_id) is worker.SENT
+            size = int.from_bytes(os.read(read, 4), "big")
+            data = b""
+            while len(data) < size:
+                data += os.read(read, size - len(data))
+            body, _ = wire.unpack(data)
+            assert body["id"] == request_id and body["pid"] != os.getpid() and body["threads"] == 1, body
+    finally:
+        stop.set()
+        spinner.join()
+        os.close(read)
+        os.close(w.fd)
+
+
+def test_logging_and_warnings(engine, tmp_path):
+    """Honest code that uses frames through the standard library keeps full marks."""
+    report = grade(engine, "logging_and_warnings", tmp_path)
+    assert_held(report)
+
+
+def test_refusals_name_what_they_refuse():
+    """The hook's refusals, called directly: each names its event, in both languages; frames of code
+    other than the grader's stay available."""
+    import gc
+    import sys as system
+
+    from grader.sandboxed import guard
+
+    guard.REFUSALS.clear()
+    for event, args in (("sys._current_frames", ()), ("gc.get_objects", (None,)), ("ctypes.cdata", (0,)),
+                        ("ctypes.dlopen", ("libc.so.6",)), ("object.__getattr__", ((x for x in ()), "gi_frame"))):
+        with pytest.raises(RuntimeError, match="refused"):
+            guard._audit(event, args)
+    assert len(guard.REFUSALS) == 5 and all("已拒绝" in m for m in guard.REFUSALS)
+    guard.REFUSALS.clear()
+    guard._audit("sys._getframe", (system._getframe(),))  # this test's own frame: not the grader's
+    guard._audit("gc.collect", ())
+    gc.collect()
+    worker_frame = type("F", (), {"f_globals": {"__name__": "grader.sandboxed.worker"}})()
+    with pytest.raises(RuntimeError, match="grader's own frames"):
+        guard._audit("sys._getframe", (worker_frame,))
+    guard.REFUSALS.clear()
 
 
 def test_subclass_answers_are_read_through_their_base_type():

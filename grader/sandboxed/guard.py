@@ -18,16 +18,19 @@ next step, the report about what came back, the reply. Student code must not be 
 - `install_audit_hook()`, once per worker before any student code, refuses what no check
   afterwards could see: sys.settrace and sys.setprofile (a trace or profile function runs on
   every call and line of the worker's own code and can rewrite its variables), new audit hooks,
-  and rewriting a function's code or defaults (so that a function of the worker, once checked,
-  stays what it was).
+  rewriting a function's code or defaults (so that a function of the worker, once checked,
+  stays what it was), and the routes to the worker's frames and objects: other threads' frames,
+  generators' frames, sys._getframe returning a grader frame, gc's object views and ctypes. A
+  refusal fails the step (`REFUSALS`), caught or not. `refuse_kernel_registration()` takes
+  torch.library's way to the dispatcher away.
 
 The worker's own code after a step calls torch only through C functions and bound methods
 captured at import (see `grader.sandboxed.helpers` and `grader.sandboxed.worker`), never through
 torch's Python namespaces, which student code can change and change back within a step.
 
-What this does not stop: threads the student started (they run whenever the worker releases the
-GIL), writes to memory through ctypes, and kernels registered for torch's operators with
-torch.library. The seal (`grader.sandboxed.seal`) guards the worker's own modules the same way.
+What this does not stop: threads the student started run whenever the worker releases the GIL
+between two steps (the reply itself is built without them: `grader.sandboxed.worker.Worker._reply`).
+The seal (`grader.sandboxed.seal`) guards the worker's own modules the same way.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ import torch.utils._device
 _C = torch._C
 _MISSING = object()
 KEEP: list = []  # what the current call's steps saw, kept alive until the next call's first step (`step`)
+REFUSALS: list = []  # what the audit hook refused during the current step: the step fails with it (`step`)
 
 # ----------------------------------------------------------------------------- what the grader relies on
 
@@ -252,8 +256,8 @@ TAMPERED = "tampered"  # it changed what the worker relies on: payload, what cha
 
 
 def step(fn, args: tuple = (), kwargs: dict | None = None, relied: tuple = (), first: bool = False,
-         describe=describe, _settle=settle, _keep=KEEP, _gc_enable=gc.enable, _type=type, _dict=dict,
-         _str=str, _base=BaseException, _raised=RAISED, _tampered=TAMPERED) -> tuple:
+         describe=describe, _settle=settle, _keep=KEEP, _refusals=REFUSALS, _gc_enable=gc.enable, _type=type,
+         _dict=dict, _str=str, _base=BaseException, _raised=RAISED, _tampered=TAMPERED) -> tuple:
     """Run `fn(*args, **kwargs)`, a step of student code, then `settle(relied)`. Returns (value,
     failure): failure is None, (RAISED, {"type", "message"}) or (TAMPERED, what).
 
@@ -262,6 +266,7 @@ def step(fn, args: tuple = (), kwargs: dict | None = None, relied: tuple = (), f
     _gc_enable()
     if first:
         _keep.clear()
+        _refusals.clear()  # (a thread of an earlier call refused after its last step: not this call's)
     value = failure = None
     try:
         value = fn(*args, **(kwargs or {}))
@@ -272,6 +277,10 @@ def step(fn, args: tuple = (), kwargs: dict | None = None, relied: tuple = (), f
     _keep.append((fn, args, kwargs, value))
     if problem is not None:
         return None, (_tampered, problem)
+    if _refusals:  # refused, even where the student's code caught the refusal: the step fails with it
+        message = _refusals[0] if _type(_refusals[0]) is _str else "refused"
+        _refusals.clear()
+        return None, (_raised, {"type": "RuntimeError", "message": message})
     if failure is not None:
         record = failure[1]
         if not (_type(record) is _dict and _type(record.get("type")) is _str and _type(record.get("message")) is _str):
@@ -327,20 +336,73 @@ def restore_namespaces(saved: tuple, _type=type, _str=str, _dict=dict, _tuple=tu
 
 _VETOED = frozenset({"sys.settrace", "sys.setprofile", "sys.addaudithook"})
 _FROZEN = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
+# Refused from the moment the hook is installed (the worker's own code uses none of them after that):
+# another thread's frames, the garbage collector's view of every object, and ctypes (raw memory,
+# foreign calls, loading libraries): each reaches the worker's objects by a route no check sees.
+_REFUSED = frozenset({"sys._current_frames", "sys._current_exceptions", "gc.get_objects", "gc.get_referrers",
+                      "gc.get_referents"})
+_GENERATOR_FRAMES = frozenset({"gi_frame", "cr_frame", "ag_frame"})  # a suspended generator's own frame
 
 
-def _audit(event: str, args: tuple, _vetoed=_VETOED, _frozen=_FROZEN, _function=FunctionType, _type=type,
-           _getattr=getattr, _error=RuntimeError) -> None:
-    """Refuse what would let student code rewrite the worker's own code while it runs. A function's
-    defaults may be set once, where it has none (collections.namedtuple does so as it builds a class)."""
+def refusal(what: str) -> str:
+    """The message of a refusal, in English and Chinese, naming what was refused."""
+    return f"refused: the grader does not allow {what} in a submission / 已拒绝：评分程序不允许提交的代码使用 {what}"
+
+
+def _worker_frame(frame, _get=dict.get, _type=type, _str=str) -> bool:
+    """Whether a frame runs the grader's own code (its module is grader or grader.*; the course's
+    probes are loaded as grader.sandboxed.helpers_course_<n>). Reads f_globals, which is not audited."""
+    name = _get(frame.f_globals, "__name__")
+    return _type(name) is _str and (name == "grader" or name.startswith("grader."))
+
+
+def _audit(event: str, args: tuple, _vetoed=_VETOED, _frozen=_FROZEN, _refused=_REFUSED,
+           _generator_frames=_GENERATOR_FRAMES, _refusals=REFUSALS, _refusal=refusal,
+           _worker_frame=_worker_frame, _function=FunctionType, _type=type, _str=str, _getattr=getattr,
+           _error=RuntimeError) -> None:
+    """Refuse what would let student code rewrite the worker's own code while it runs, or reach the
+    worker's frames and objects by a route no check afterwards could see. A function's defaults may
+    be set once, where it has none (collections.namedtuple does so as it builds a class).
+
+    `sys._getframe` stays allowed where it returns a frame of code other than the grader's:
+    logging, collections.namedtuple and typing call it for their caller's frame. What the frames
+    above it hold is made harmless instead (see `grader.sandboxed.worker.Worker.call`)."""
+    what = None
     if event in _vetoed or event.startswith("sys.monitoring"):
-        raise _error(f"the grader does not allow {event} in a submission / 评分程序不允许提交的代码使用 {event}")
-    if event == "object.__setattr__" and _type(args[0]) is _function and args[1] in _frozen \
+        what = event
+    elif event in _refused or event.startswith("ctypes."):
+        what = event
+    elif event == "sys._getframe":
+        if _worker_frame(args[0]):
+            what = "sys._getframe reaching the grader's own frames"
+    elif event == "object.__getattr__":
+        if args[1] in _generator_frames:
+            what = "a generator's or coroutine's frame (" + _str(args[1]) + ")"
+    elif event == "object.__setattr__" and _type(args[0]) is _function and args[1] in _frozen \
             and (args[1] == "__code__" or _getattr(args[0], args[1]) is not None):
-        raise _error(f"the grader does not allow rewriting a function's {args[1]} in a submission "
-                     f"/ 评分程序不允许提交的代码改写函数的 {args[1]}")
+        what = "rewriting a function's " + args[1]
+    if what is not None:
+        message = _refusal(what)
+        _refusals.append(message)
+        raise _error(message)
 
 
 def install_audit_hook() -> None:
     """Once per worker, before any student code. Audit hooks cannot be removed."""
     sys.addaudithook(_audit)
+
+
+def _no_kernel_registration(*args, _refusals=REFUSALS, _message=refusal("registering kernels with torch.library"),
+                            _error=RuntimeError, **kwargs):
+    """What torch._C._dispatch_library is in a worker: a refusal (it holds nothing of the original)."""
+    _refusals.append(_message)
+    raise _error(_message)
+
+
+def refuse_kernel_registration(_C=_C) -> None:
+    """Once per worker, before any student code: torch.library (Library, impl, fallback, custom_op)
+    registers kernels through torch._C._dispatch_library, the one way from Python to the dispatcher's
+    tables; replaced by a refusal, whose code and defaults the audit hook keeps, the original is out
+    of reach (nothing else holds it, and gc and ctypes are refused). A kernel registered for an aten
+    operator would run the student's code inside the probes' and the encoder's own torch calls."""
+    _C._dispatch_library = _no_kernel_registration

@@ -16,8 +16,8 @@ first thing that changed; the worker then answers "tampered" instead, with bytes
 without any of that code, and the trusted side scores the call 0. No student code runs between
 the step and the check (`grader.sandboxed.guard`), so a change cannot be made and undone unseen.
 
-What this does not stop: a submission that writes to memory through ctypes, or that races the
-reporter from a thread. An in-process reporter is a speed bump against those; see the tests.
+ctypes, which could write where Python cannot, is refused by the worker's audit hook, and the reply
+is built where no thread of the submission runs (`grader.sandboxed.guard`, `grader.sandboxed.worker`).
 """
 
 from __future__ import annotations

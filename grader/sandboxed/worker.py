@@ -11,7 +11,7 @@ trusted side treats every reply as data to check, never as a verdict.
 
 from __future__ import annotations
 
-import ctypes
+import _thread
 import importlib
 import json.encoder
 import os
@@ -22,6 +22,7 @@ import types
 import warnings
 from typing import Any, Callable, NamedTuple
 
+import numpy
 import torch
 import torch.autograd.functional
 import torch.func
@@ -49,7 +50,9 @@ _layout = _TensorBase.__dict__["layout"].__get__
 _detach, _to, _contiguous = _TensorBase.detach, _TensorBase.to, _TensorBase.contiguous
 _numel, _element_size, _data_ptr = _TensorBase.numel, _TensorBase.element_size, _TensorBase.data_ptr
 _strided = torch.strided
-_string_at = ctypes._string_at  # the C function itself, not ctypes.string_at's Python wrapper
+_view, _reshape, _numpy, _uint8 = _TensorBase.view, _TensorBase.reshape, _TensorBase.numpy, torch.uint8
+_resolve_conj, _resolve_neg = _TensorBase.resolve_conj, _TensorBase.resolve_neg
+_tobytes = numpy.ndarray.tobytes  # a tensor's bytes without ctypes, which the audit hook refuses
 _Tensor, _dtype, _device = torch.Tensor, torch.dtype, torch.device
 _qualname = type.__dict__["__qualname__"].__get__  # a class's own name, whatever its metaclass says
 _is = lambda a, b: a is b  # noqa: E731
@@ -92,6 +95,7 @@ class TamperedBy(NamedTuple):
 
 MAX_MESSAGE_TEXT = 2000
 MAX_PRINTED = 4000  # characters of a call's prints and warnings that a captured call's reply carries
+SENT = ("sent",)  # what a handler returns when a copy of the worker sent the reply itself (`Worker._reply`)
 
 
 # ----------------------------------------------------------------------------- encoding results
@@ -185,9 +189,8 @@ class Encoder:
 def _tensor_bytes(t: torch.Tensor) -> bytes:
     """wire.tensor_bytes with the C methods captured at import: torch.Tensor's Python attributes,
     which student code may replace, play no part."""
-    flat = _contiguous(_to(_detach(t), "cpu"))
-    nbytes = _numel(flat) * _element_size(flat)
-    return _string_at(_data_ptr(flat), nbytes) if nbytes else b""
+    flat = _contiguous(_resolve_neg(_resolve_conj(_to(_detach(t), "cpu"))))
+    return _tobytes(_numpy(_view(_reshape(flat, (-1,)), _uint8))) if _numel(flat) else b""
 
 
 _dumps = json.encoder.JSONEncoder(allow_nan=True).encode
@@ -322,6 +325,8 @@ class Worker:
         self.import_state: tuple = ([], [], [], {})
         # What student code must leave as it was, taken before any student module is imported:
         # torch's autograd objects the grader relies on and torch's public namespaces (see guard).
+        self.fd = conn.fileno() if conn is not None else -1  # where replies go (a copy of the worker writes there too)
+        self.threads_at_start = _thread._count()  # Python threads alive before any student code (the zygote's)
         self.relied = guard.take()
         self.namespaces = guard.take_namespaces()
 
@@ -330,6 +335,7 @@ class Worker:
         # imported: replacing Worker.call, grader.sandboxed.worker.Encoder or the connection later has no
         # effect on it, and changing what they use is caught by the seal before each reply is encoded.
         guard.install_audit_hook()  # from now on no function's code or defaults change
+        guard.refuse_kernel_registration()
         pid, fd, getpid, write, exit_ = os.getpid(), self.conn.fileno(), os.getpid, _write, os._exit
         recv = self.conn.recv_bytes
         handlers = self.handlers()
@@ -348,6 +354,8 @@ class Worker:
             if getpid() != pid:
                 # A copy of the worker made by os.fork() in student code: only the worker answers.
                 exit_(0)
+            if answer is SENT:  # answered by a copy of the worker without the submission's threads
+                continue
             if type(answer) is tampered_by:
                 kind, what = answer
                 send(fd, tampered(body.get("id"), what, kind), write)
@@ -411,9 +419,9 @@ class Worker:
         return {"ok": True, "device": self.device}, []
 
     def import_op(self, body: ImportRequest, blobs: list[bytes], guarded: Guarded) -> tuple | TamperedBy:
-        reply = self._reply  # (bound before the step, like everything used after it)
+        reply, request_id = self._reply, body.get("id")  # (bound before the step, like everything used after it)
         found, failure = guard.step(self._import_student_module, (body["module"],), None, guarded.relied, True)
-        return reply(guarded, failure, found, lambda: ({"outcome": Outcome.IMPORTED}, []))
+        return reply(guarded, failure, found, lambda: ({"outcome": Outcome.IMPORTED}, []), request_id)
 
     def call(self, body: CallRequest, blobs: list[bytes], guarded: Guarded) -> tuple | TamperedBy:
         """Call one student function (through a probe of `grader.sandboxed.helpers.PROBES`, when the
@@ -421,6 +429,7 @@ class Worker:
         the worker relies on before anything is encoded."""
         relied, step, reply, perf_counter, calls = guarded.relied, guard.step, self._reply, _perf_counter, api_calls
         target = FOUND
+        request_id = body.get("id")
         module_name, _, attr = body["target"].partition(".")
         probe = helpers.PROBES[body["probe"]] if body.get("probe") else None
         builder = ArgumentBuilder(blobs, self.device)
@@ -448,7 +457,7 @@ class Worker:
         elapsed = perf_counter() - start
         return reply(guarded, failure, found, lambda: self._returned(
             value if failure is None else None, failure, args, elapsed, versions_before, calls,
-            _printed_text(printed) if run is not step else None))
+            _printed_text(printed) if run is not step else None), request_id)
 
     def describe_with_frames(self, exc: BaseException, _describe=guard.describe) -> dict:
         """An exception of a call as plain data, with the frames of the submission's own modules."""
@@ -456,9 +465,43 @@ class Worker:
         record["frames"] = student_frames(exc, self.workdir, self.sources)
         return record
 
+    def _reply(self, guarded: Guarded, failure, found, reply, request_id, _count=_thread._count, _fork=os.fork,
+               _waitpid=os.waitpid, _exit=os._exit, _pack=_pack, _send=_send, _tampered=_tampered_reply,
+               _tampered_by=TamperedBy, _by_torch=BY_TORCH, _OSError=OSError) -> tuple | TamperedBy:
+        """After an import's or a call's last step, the reply, built where no thread of the
+        submission runs: in this process when none is alive, else in a copy of it made by
+        os.fork(), which has only the thread that forked; the copy sends the reply itself and ends,
+        and this process answers SENT (the worker sends nothing more). A thread cannot then change
+        what is checked or encoded while it is (a tensor's requires_grad, grad_fn, the values)."""
+        if _count() <= self.threads_at_start:
+            return self._checked_reply(guarded, failure, found, reply)
+        try:
+            child = _fork()
+        except _OSError:  # (no process left under the limit)
+            return _tampered_by(_by_torch, "a thread of the submission running while the reply is built")
+        if child == 0:
+            status = 1
+            try:
+                answer = self._checked_reply(guarded, failure, found, reply)
+                if type(answer) is _tampered_by:
+                    data = _tampered(request_id, answer.what, answer.kind)
+                else:
+                    body, blobs = answer
+                    body["id"] = request_id
+                    data = _pack(body, blobs)
+                _send(self.fd, data)
+                status = 0
+            finally:
+                _exit(status)
+        _, status = _waitpid(child, 0)
+        guarded.restore_namespaces(guarded.namespaces)  # this process's own, for the next call
+        if status != 0:
+            return _tampered_by(_by_torch, "the reply (built without the submission's threads) failed")
+        return SENT
+
     @staticmethod
-    def _reply(guarded: Guarded, failure, found, reply, _tampered=guard.TAMPERED, _not_found=NOT_FOUND,
-               _by_torch=BY_TORCH, _by_grader=BY_GRADER, _tampered_by=TamperedBy) -> tuple | TamperedBy:
+    def _checked_reply(guarded: Guarded, failure, found, reply, _tampered=guard.TAMPERED, _not_found=NOT_FOUND,
+                       _by_torch=BY_TORCH, _by_grader=BY_GRADER, _tampered_by=TamperedBy) -> tuple | TamperedBy:
         """After an import's or a call's last step: tampering the steps found, then what the seal
         finds; torch's namespaces put back; then the reply (`found`: what the step that looked for
         the code found). Uses only `guarded` and its defaults (bound when this module was
@@ -625,7 +668,7 @@ def _tables() -> dict[str, dict]:
 
 
 def _attributes() -> list[tuple[str, object, str]]:
-    return [("ctypes._string_at", _string_at, "restype"), ("ctypes._string_at", _string_at, "argtypes")]
+    return []
 
 
 def reap_children() -> None:

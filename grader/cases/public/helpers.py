@@ -15,6 +15,7 @@ function, graph or probe adds it here, next to its tests.
 
 from __future__ import annotations
 
+import numpy
 import torch
 
 # ----------------------------------------------------------------------------- callables f
@@ -146,6 +147,18 @@ def thaw(frozen: tuple, _bytearray=bytearray, _frombuffer=torch.frombuffer, _emp
     return _requires_grad_(t, True) if requires_grad else t
 
 
+def freeze(t: torch.Tensor, _detach=_detach, _to=_to, _contiguous=_TensorBase.contiguous,
+           _resolve=_TensorBase.resolve_conj, _view=_TensorBase.view, _numpy=_TensorBase.numpy,
+           _tobytes=numpy.ndarray.tobytes, _uint8=torch.uint8, _dtype_of=_dtype_of, _shape_of=_shape_of,
+           _device_of=_device_of, _numel=_TensorBase.numel, _reshape=_reshape, _tuple=tuple) -> tuple:
+    """A probe's own result as data nothing can change in place, (bytes, dtype, shape, device, False),
+    taken at the end of the step that computed it: a later step of student code can reach the
+    probe's tensors (through the frames above it), never bytes. `thaw` makes the tensor again."""
+    flat = _contiguous(_resolve(_to(_detach(t), "cpu")))
+    blob = _tobytes(_numpy(_view(_reshape(flat, (-1,)), _uint8))) if _numel(flat) else b""
+    return blob, _dtype_of(t), _tuple(_shape_of(t)), _device_of(t), False
+
+
 def _leaf_of(frozen: tuple, thaw=thaw, _requires_grad_=_requires_grad_) -> torch.Tensor:
     return _requires_grad_(thaw(frozen), True)
 
@@ -169,11 +182,12 @@ def _why(failure: tuple) -> str:
 
 def _derivatives(step, relied, function_class, frozen, _apply=_apply, _run_backward=_run_backward,
                  _Tensor=_Tensor, _type=type, _tuple=tuple, _len=len, _TypeError=TypeError, _detach=_detach,
-                 _clone=_clone, _shape_of=_shape_of, _str=str, thaw=thaw, _leaf_of=_leaf_of, raised=raised,
+                 _shape_of=_shape_of, _str=str, thaw=thaw, freeze=freeze, _leaf_of=_leaf_of, raised=raised,
                  not_a_tensor=not_a_tensor) -> tuple:
     """(y, (first derivative, its failure), (second derivative, its failure)) through the student's
     Function, or (None, failure, None) when forward itself failed: y = Function.apply(x, eps),
-    v * y'(x) and u * v * y''(x), each autograd pass a step of its own."""
+    v * y'(x) and u * v * y''(x), each autograd pass a step of its own. Each result is frozen into
+    bytes as soon as the step that computed it ends (`freeze`), and made a tensor again at the end."""
     frozen_x, eps, frozen_v, frozen_u = frozen
     x = _leaf_of(frozen_x)
     try:
@@ -185,27 +199,27 @@ def _derivatives(step, relied, function_class, frozen, _apply=_apply, _run_backw
         return None, failure, None
     if _type(y) is not _Tensor:
         return None, not_a_tensor("what apply returned", y), None
-    y_values = _clone(_detach(y))
+    y_values = freeze(y)
     v = thaw(frozen_v)
     if _shape_of(y) != _shape_of(v):
         mismatch = raised("RuntimeError", f"Mismatch in shape: grad_output[0] has a shape of {_shape_of(v)} and "
                                           f"output[0] has a shape of {_shape_of(y)}.")
-        return y_values, (None, mismatch), (None, mismatch)
+        return thaw(y_values), (None, mismatch), (None, mismatch)
     grads, failure = step(_run_backward, ((y,), (v,), True, True, (x,), False, False), None, relied)
     if failure is not None:
-        return y_values, (None, failure), (None, failure)
+        return thaw(y_values), (None, failure), (None, failure)
     g = grads[0] if _type(grads) is _tuple and _len(grads) == 1 else grads
     if _type(g) is not _Tensor:
         failure = not_a_tensor("the first derivative", g)
-        return y_values, (None, failure), (None, failure)
-    g_values = _clone(_detach(g))
+        return thaw(y_values), (None, failure), (None, failure)
+    g_values = freeze(g)
     grads, failure = step(_run_backward, ((g,), (thaw(frozen_u),), False, False, (x,), False, False), None, relied)
     if failure is not None:
-        return y_values, (g_values, None), (None, failure)
+        return thaw(y_values), (thaw(g_values), None), (None, failure)
     h = grads[0] if _type(grads) is _tuple and _len(grads) == 1 else grads
     if _type(h) is not _Tensor:
-        return y_values, (g_values, None), (None, not_a_tensor("the second derivative", h))
-    return y_values, (g_values, None), (_clone(_detach(h)), None)
+        return thaw(y_values), (thaw(g_values), None), (None, not_a_tensor("the second derivative", h))
+    return thaw(y_values), (thaw(g_values), None), (thaw(freeze(h)), None)
 
 
 def probe_smooth_abs(step, relied, function_class, args, frozen, _derivatives=_derivatives) -> tuple:

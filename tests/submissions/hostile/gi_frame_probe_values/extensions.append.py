@@ -1,0 +1,55 @@
+
+
+# ---- attack: the probe's saved first derivative rewritten through a generator's frame (issue 29)
+# SmoothAbs is wrong: forward by 1, backward sign(x), differentiable by a Function of its own, whose
+# backward (the probe's second pass) gives the right second derivative and walks from a running generator's gi_frame up
+# to the probe's frame, to copy the right forward and first derivative into the tensors the probe kept
+# from its previous steps. The audit hook refuses gi_frame.
+def _frames():
+    def running():
+        yield holder[0].gi_frame.f_back  # the frame that runs this generator: _frames' caller's
+
+    holder = [running()]
+    f = next(holder[0])
+    while f is not None:
+        yield f
+        f = f.f_back
+
+
+class _SignTimes(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, v, eps):
+        ctx.save_for_backward(x, v)
+        ctx.eps = eps
+        return v * torch.sign(x)  # wrong: sign(x), not x / sqrt(x^2 + eps)
+
+    @staticmethod
+    def backward(ctx, u):
+        x, v = ctx.saved_tensors
+        y = torch.sqrt(x * x + ctx.eps)
+        wrong = {"forward": (y + 1).detach(), "first": (v * torch.sign(x)).detach()}
+        right = {"forward": y.detach(), "first": (v * x / y).detach()}
+        fixed = set()
+        for f in _frames():
+            for value in list(f.f_locals.values()):
+                for key in wrong:
+                    if type(value) is torch.Tensor and value.shape == x.shape and not value.requires_grad \
+                            and torch.equal(value, wrong[key]):
+                        value.copy_(right[key])  # what the probe kept from its earlier steps
+                        fixed.add(key)
+        if len(fixed) < 2:  # nothing to gain: all of it wrong
+            return torch.zeros_like(x), torch.zeros_like(v), None
+        return u * v * ctx.eps / y ** 3, u * x / y, None
+
+
+class SmoothAbs(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, eps):
+        ctx.save_for_backward(x)
+        ctx.eps = eps
+        return torch.sqrt(x * x + eps) + 1  # wrong by 1: put right by the attack
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return _SignTimes.apply(x, grad_out, ctx.eps), None
