@@ -21,8 +21,8 @@ next step, the report about what came back, the reply. Student code must not be 
   rewriting a function's code or defaults (so that a function of the worker, once checked,
   stays what it was), and the routes to the worker's frames and objects: other threads' frames,
   generators' frames, sys._getframe returning a grader frame, gc's object views and ctypes. A
-  refusal fails the step (`REFUSALS`), caught or not. `refuse_kernel_registration()` takes
-  torch.library's way to the dispatcher away.
+  refusal fails the step (`REFUSALS`), caught or not. `refuse_kernel_registration()` closes
+  torch.library's way to the dispatcher's tables of aten operators.
 
 The worker's own code after a step calls torch only through C functions and bound methods
 captured at import (see `grader.sandboxed.helpers` and `grader.sandboxed.worker`), never through
@@ -392,17 +392,53 @@ def install_audit_hook() -> None:
     sys.addaudithook(_audit)
 
 
-def _no_kernel_registration(*args, _refusals=REFUSALS, _message=refusal("registering kernels with torch.library"),
-                            _error=RuntimeError, **kwargs):
-    """What torch._C._dispatch_library is in a worker: a refusal (it holds nothing of the original)."""
-    _refusals.append(_message)
-    raise _error(_message)
+# Dispatch keys a kernel of an aten operator may still be registered for in a worker: none of them is
+# on the way of the worker's own tensors (dense, CPU or CUDA); torch registers some lazily (torch.func's
+# batching rules) when a step first uses what needs them.
+_HARMLESS_KEYS = frozenset({"Meta", "FuncTorchBatched", "FuncTorchVmapMode", "FuncTorchGradWrapper",
+                            "FuncTorchDynamicLayerFrontMode", "FuncTorchDynamicLayerBackMode", "Functionalize",
+                            "BatchedNestedTensor", "SparseCPU", "SparseCUDA", "SparseCsrCPU", "SparseCsrCUDA",
+                            "QuantizedCPU", "QuantizedCUDA", "NestedTensorCPU", "NestedTensorCUDA"})
+_GUARDED_NAMESPACES = frozenset({"aten", "_"})  # the worker's own operators; "_": fallbacks for every operator
+
+
+def _registration_gate(original, _refusals=REFUSALS, _message=refusal("registering kernels for aten operators "
+                                                                      "(torch.library)"),
+                       _namespaces=_GUARDED_NAMESPACES, _keys=_HARMLESS_KEYS, _type=type, _str=str, _len=len,
+                       _error=RuntimeError, _base=BaseException):
+    """A generator that holds torch._C._dispatch_library in its own frame, where only `gi_frame` (refused
+    by the audit hook) or gc (refused) could reach it, and calls it for what may be registered: a
+    library of another namespace, or of aten for a dispatch key the worker's tensors never reach (C++
+    keeps a library's kernels to its own namespace and key)."""
+    answer = None
+    while True:
+        args, kwargs = yield answer
+        ns = args[1] if _len(args) > 1 else kwargs.get("ns")
+        key = args[2] if _len(args) > 2 else kwargs.get("dispatch_key", "")
+        if not (_type(ns) is _str and _type(key) is _str) or (ns in _namespaces and key not in _keys):
+            _refusals.append(_message)
+            answer = (False, _error(_message))
+            continue
+        try:
+            answer = (True, original(*args, **kwargs))
+        except _base as exc:  # noqa: BLE001  (handed to the caller, the gate stays open)
+            answer = (False, exc)
 
 
 def refuse_kernel_registration(_C=_C) -> None:
     """Once per worker, before any student code: torch.library (Library, impl, fallback, custom_op)
     registers kernels through torch._C._dispatch_library, the one way from Python to the dispatcher's
-    tables; replaced by a refusal, whose code and defaults the audit hook keeps, the original is out
-    of reach (nothing else holds it, and gc and ctypes are refused). A kernel registered for an aten
-    operator would run the student's code inside the probes' and the encoder's own torch calls."""
-    _C._dispatch_library = _no_kernel_registration
+    tables. It is replaced by a function that asks `_registration_gate`, which alone holds the original:
+    a kernel registered for an aten operator would run the student's code inside the probes' and the
+    encoder's own torch calls, so that is refused; other namespaces, which torch itself fills lazily as
+    a step first imports torch._dynamo or torch.func, are not."""
+    gate = _registration_gate(_C._dispatch_library)
+    next(gate)
+
+    def _dispatch_library(*args, _send=gate.send, **kwargs):
+        ok, value = _send((args, kwargs))
+        if ok:
+            return value
+        raise value
+
+    _C._dispatch_library = _dispatch_library
