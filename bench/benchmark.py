@@ -55,10 +55,10 @@ def grader_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "grader", *args]
 
 
-def time_grader(klass: Path, out: Path, workers: int) -> float:
+def time_grader(klass: Path, out: Path, workers: int, *extra: str) -> float:
     shutil.rmtree(out, ignore_errors=True)
     start = time.perf_counter()
-    run_checked(grader_command("grade", str(klass), "--out", str(out), "--jobs", str(workers)), "grader grade")
+    run_checked(grader_command("grade", str(klass), "--out", str(out), "--jobs", str(workers), *extra), "grader grade")
     wall = time.perf_counter() - start
     graded = len([p for p in out.glob("*.json")])
     expected = len(list(klass.iterdir()))
@@ -258,9 +258,18 @@ def measure(args) -> dict:
                "submissions": args.n, "workers": args.workers, "cpus": len(cpus)}
     if args.otter_sample:
         venv_otter()  # before the long part: a missing otter fails now, not after minutes
+    # Grading time with and without counterexamples (the search for a failed exercise's smallest failing
+    # input), side by side: without, with, without again, so that a change of the machine's load in between
+    # shows as the two "without" runs disagreeing.
+    without = [time_grader(klass, args.out / "scores-plain", args.workers, "--no-counterexamples")]
     wall = time_grader(klass, args.out / "scores", args.workers)
+    without.append(time_grader(klass, args.out / "scores-plain", args.workers, "--no-counterexamples"))
     figures["grader_wall_s"] = wall
     figures["grader_s_per_submission"] = wall / args.n
+    figures["without_counterexamples_wall_s"] = without
+    figures["counterexample_cost_share"] = wall / (sum(without) / len(without)) - 1
+    found = [json.loads(p.read_text()) for p in (args.out / "scores").glob("*.json")]
+    figures["counterexamples_found"] = sum(1 for r in found for e in r["exercises"] if "counterexample" in e)
     figures.update(floor_and_isolated(args.repeats))
     figures["isolation_overhead_s"] = figures["isolated_same_process_s"] - figures["in_process_floor_s"]
     figures["isolation_overhead_share"] = figures["isolation_overhead_s"] / figures["in_process_floor_s"]
@@ -288,8 +297,12 @@ def table(f: dict) -> str:
             "",
             "| | seconds per submission |",
             "| --- | --- |",
-            f"| `grader grade --jobs {f['workers']}` (start-up included: {f['grader_wall_s']:.1f} s for the class) "
-            f"| {f['grader_s_per_submission']:.3f} |"]
+            f"| `grader grade --jobs {f['workers']}` (start-up included: {f['grader_wall_s']:.1f} s for the class; "
+            f"{f['counterexamples_found']} counterexamples found) | {f['grader_s_per_submission']:.3f} |",
+            f"| the same with `--no-counterexamples` (before and after: "
+            f"{' and '.join(f'{w:.1f} s' for w in f['without_counterexamples_wall_s'])}) "
+            f"| {sum(f['without_counterexamples_wall_s']) / len(f['without_counterexamples_wall_s']) / f['submissions']:.3f} |",
+            f"| counterexamples' cost (target: at most 15% more) | {100 * f['counterexample_cost_share']:+.1f}% |"]
     if "otter_s_per_submission" in f:
         rows += [f"| `otter run` with the exported autograder, {f['workers']} at a time (sample of {f['otter_sample']}) "
                  f"| {f['otter_s_per_submission']:.3f} |",

@@ -49,7 +49,8 @@ DEFAULT_COURSE = CASES_DIR / "course.yaml"
 FOLDERS = ("public", "hidden")
 VISIBILITY = {"public": "visible", "hidden": "hidden"}
 COURSE_KEYS = {"course", "version", "stubs", "solutions", "learner_mistakes", "public", "hidden", "helpers", "modules",
-               "mistakes", "exercises"}
+               "mistakes", "exercises", "counterexamples"}
+COUNTEREXAMPLE_KEYS = {"show", "calls", "seconds", "examples"}
 EXERCISE_KEYS = {"module", "general", "public", "hidden", "repair", "mistakes"}
 MISTAKE_KEYS = {"en", "zh", "error"}
 
@@ -85,6 +86,17 @@ class Mistake:
         return {"id": f"{exercise}.{self.key}", "en": en, "zh": zh}
 
 
+@dataclass(frozen=True)
+class CounterexampleSearch:
+    """The course file's `counterexamples:`: whether a failed exercise's score file gets the smallest input
+    found that shows its mistake, and the search's budget per failing exercise (grader.host.counterexample)."""
+
+    show: bool = True  # false (an exam): no search, nothing in what students see
+    calls: int = 100  # calls of the student's function, drawing and shrinking together
+    seconds: float = 5.0  # wall-clock seconds, the student's calls and the grader's work together
+    examples: int = 30  # fresh inputs drawn before the first failure is shrunk
+
+
 @dataclass
 class Exercise:
     name: str
@@ -115,6 +127,7 @@ class Course:
     common_mistakes: dict[str, Mistake] = field(default_factory=dict)
     places: dict[str, str] = field(default_factory=dict)  # stubs, solutions, learner_mistakes, public, hidden
     helper_files: tuple[str, ...] = ()  # worker-side helpers, relative to the course file
+    counterexamples: CounterexampleSearch = field(default_factory=CounterexampleSearch)
 
     @property
     def module_of_exercise(self) -> dict[str, str]:
@@ -234,7 +247,18 @@ def parse(data: dict, path: Path = DEFAULT_COURSE) -> Catalog:
                    version=str(data.get("version") or ""),
                    module_info={m: dict(info or {}) for m, info in modules.items()},
                    common_mistakes=_mistakes("mistakes", data.get("mistakes") or {}),
-                   places=places, helper_files=tuple(helpers))
+                   places=places, helper_files=tuple(helpers),
+                   counterexamples=_counterexamples(path, data.get("counterexamples") or {}))
+
+
+def _counterexamples(path: Path, entry) -> CounterexampleSearch:
+    if not isinstance(entry, dict) or set(entry) - COUNTEREXAMPLE_KEYS:
+        raise CatalogError(f"{path.name}: `counterexamples:` has the keys {sorted(COUNTEREXAMPLE_KEYS)}")
+    search = CounterexampleSearch(**entry)
+    if type(search.show) is not bool or not all(isinstance(v, (int, float)) and v >= 0
+                                                 for v in (search.calls, search.seconds, search.examples)):
+        raise CatalogError(f"{path.name}: `counterexamples:` show is true or false; calls, seconds, examples are numbers")
+    return search
 
 
 def _exercise(name: str, entry, modules: dict) -> Exercise:

@@ -69,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="another path workers must not see (the submissions and --out are never visible)")
     grade.add_argument("--debug", action="store_true",
                        help="print the traceback when the run stops on an error (to report a bug)")
+    grade.add_argument("--no-counterexamples", dest="counterexamples", action="store_false",
+                       help="no search for the smallest failing input of a failed exercise, and none in the score "
+                            "files (an exam; the course file's `counterexamples: show: false` does the same)")
     _add_limit_options(grade)
     grade.set_defaults(func=cmd_grade)
 
@@ -117,6 +120,7 @@ def _options(args, folders: tuple[str, ...], exercises=None):
         raise UsageError(str(exc)) from None
     return Options(device=device, seed=getattr(args, "seed", 0), folders=folders, exercises=exercises,
                    limits=limits, extra_hidden=getattr(args, "hide", []),
+                   counterexamples=getattr(args, "counterexamples", True),
                    course=str(Path(args.course).resolve()) if getattr(args, "course", None) else None)
 
 

@@ -209,7 +209,25 @@ def _details(exercise: dict, width: int, verbose: bool) -> list[str]:
     for test in shown:
         out += _failure_lines(test, width) if test["status"] != "passed" else [f"  v {test['name']}: passed / 通过"]
         out += _output_lines(test, width)
+    if exercise.get("counterexample"):
+        out += ["  " + line for line in counterexample_lines(exercise["counterexample"])]
     return out
+
+
+def counterexample_lines(counterexample: dict) -> list[str]:
+    """A failed exercise's counterexample as the student reads it (check, feedback, Gradescope, otter): the
+    call to paste into Python in the exercises folder, what it should give, and what it gave."""
+    lines = ["smallest failing input found (run it in your exercises folder) / 找到的最小反例（在 exercises 文件夹中运行）:"]
+    lines += ["    " + line for line in counterexample["snippet"].splitlines()]
+    if counterexample.get("expected") is not None:
+        lines.append(f"  expected / 应为:     {counterexample['expected']}")
+    lines.append(f"  got / 实际得到:      {counterexample['got']}")
+    if counterexample.get("reason"):
+        lines.append(f"  why / 原因:          {counterexample['reason']}")
+    mistake = counterexample.get("mistake") or {}
+    if mistake.get("id"):
+        lines.append(f"  mistake / 已知错误:  {mistake['id']}: {mistake.get('en', '')} / {mistake.get('zh', '')}")
+    return lines
 
 
 def _summary(report: dict, totals: dict[str, float], width: int) -> list[str]:

@@ -33,9 +33,9 @@ from grader.protocol.messages import TestStatus
 from grader.safetext import clean_text
 
 # 1.1 added tests_sha256, mistake, and the gradebook fields; 1.2 a notebook's `cell`; 1.3 a public check's `output`;
-# 1.4 the file's `status` (ungradable)
-SCHEMA_VERSION = "1.4"
-READABLE_SCHEMA_VERSIONS = ("1.0", "1.1", "1.2", "1.3", "1.4")  # every version the readers and exporters accept
+# 1.4 the file's `status` (ungradable); 1.5 a failed exercise's `counterexample`
+SCHEMA_VERSION = "1.5"
+READABLE_SCHEMA_VERSIONS = ("1.0", "1.1", "1.2", "1.3", "1.4", "1.5")  # every version the readers and exporters accept
 GRADED, UNGRADABLE = "graded", "ungradable"  # a file's status; absent (files before 1.4) is graded
 SCHEMA_FILE = Path(__file__).resolve().parent / "schema" / "score.schema.json"
 TEST_STATUSES = tuple(TestStatus)  # declared once, in grader.protocol.messages

@@ -229,6 +229,22 @@ def one_diagnosis_per_error(tests: list[dict], general: tuple[str, ...]) -> list
             and t["status"] != "passed" and t.get("message") in diagnosed else t for t in tests]
 
 
+COUNTEREXAMPLE_FIELDS = ("snippet", "expected", "got", "reason")
+
+
+def counterexample_view(counterexample) -> dict | None:
+    """A failed exercise's counterexample: shown whole. Its input is a fresh one the search drew (never a
+    hidden test's), and the code that answered ran in a fresh worker that never held a hidden input, so
+    what it returned or raised carries none."""
+    if not isinstance(counterexample, dict) or not isinstance(counterexample.get("snippet"), str):
+        return None
+    view = {k: str(counterexample[k]) for k in COUNTEREXAMPLE_FIELDS if counterexample.get(k) is not None}
+    mistake = counterexample.get("mistake")
+    if isinstance(mistake, dict) and isinstance(mistake.get("id"), str):
+        view["mistake"] = {k: str(mistake.get(k, "")) for k in ("id", "en", "zh")}
+    return view
+
+
 def student_view(report: dict, fixed: frozenset[str] | None = None) -> dict:
     """The fields of a score file a feedback page is made of. Nothing else reaches the page."""
     fixed = fixed_texts() if fixed is None else fixed
@@ -242,6 +258,7 @@ def student_view(report: dict, fixed: frozenset[str] | None = None) -> dict:
         exercises.append({
             "name": e["name"], "module": e.get("module", ""), "score": e["score"], "max_score": e["max_score"],
             "passed": len(e["tests"]) - len(not_passed), "tests": len(e["tests"]), "not_passed": grouped(not_passed),
+            "counterexample": counterexample_view(e.get("counterexample")),
         })
     adjustments = [{"kind": str(a.get("kind", "")), "points": a.get("points", 0), "reason": str(a.get("reason", ""))}
                    for a in report.get("adjustments", []) if isinstance(a, dict)]

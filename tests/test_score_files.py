@@ -162,7 +162,7 @@ def test_version_1_0_files_are_still_read_and_an_unknown_version_is_refused(grad
     graders wrote it, still validates and exports; a version this grader does not know is refused."""
     out, _, _ = graded
     report = json.loads((out / "wrong.json").read_text())
-    assert report["schema_version"] == results.SCHEMA_VERSION == "1.4"  # 1.3 a public check's `output`, 1.4 `status`
+    assert report["schema_version"] == results.SCHEMA_VERSION == "1.5"  # 1.3 a public check's `output`, 1.4 `status`, 1.5 `counterexample`
     old = json.loads(json.dumps(report))
     old["schema_version"] = "1.0"
     old.pop("tests_sha256", None)

@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable
 import torch
 
 from grader.safetext import clean_text
+from grader.host.counterexample import Draws
 from grader.host.student_code import CallResult
 from grader.protocol.markers import SESSION_DEVICE, Arg, Fn, Graph, Leaf  # noqa: F401  (re-exported for tests)
 from grader.protocol.wire import DTYPE_NAMES, RemoteObject, RemoteTensor, tensor_bytes
@@ -138,7 +139,10 @@ def _copy(value: Any) -> Any:
 
 def draw(rng: torch.Generator, shape: Iterable[int], dtype: torch.dtype = torch.float64,
          low: float = -1.0, high: float = 1.0) -> torch.Tensor:
-    """Uniform values in [low, high), drawn in float64 on the CPU, then cast to `dtype`."""
+    """Uniform values in [low, high), drawn in float64 on the CPU, then cast to `dtype`. (During a
+    counterexample search `rng` is a `Draws`: the values come from Hypothesis, shrinkable.)"""
+    if type(rng) is Draws:
+        return rng.tensor(tuple(shape), dtype, low, high)
     u = torch.rand(tuple(shape), generator=rng, dtype=torch.float64)
     return (low + (high - low) * u).to(dtype)
 
@@ -146,13 +150,24 @@ def draw(rng: torch.Generator, shape: Iterable[int], dtype: torch.dtype = torch.
 def draw_away_from(rng: torch.Generator, shape, dtype, low: float, high: float, avoid: float = 0.0,
                    margin: float = 0.05) -> torch.Tensor:
     """Like draw, but no value within `margin` of `avoid` (keeps relu kinks out of reach)."""
+    if type(rng) is Draws:
+        return rng.tensor(tuple(shape), dtype, low, high, avoid, margin)
     t = draw(rng, shape, torch.float64, low, high)
     t = torch.where((t - avoid).abs() < margin, t + 2 * margin * torch.sign(t - avoid + 1e-12), t)
     return t.to(dtype)
 
 
+def reject(rng) -> None:
+    """The inputs just drawn do not suit the test: the caller draws again. (During a counterexample search,
+    Hypothesis draws other inputs instead of a loop that shrinking could not follow.)"""
+    if type(rng) is Draws:
+        rng.reject()
+
+
 def randint(rng: torch.Generator, low: int, high: int) -> int:
     """An int in [low, high]."""
+    if type(rng) is Draws:
+        return rng.integer(low, high)
     return int(torch.randint(low, high + 1, (1,), generator=rng).item())
 
 

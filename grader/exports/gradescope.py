@@ -31,7 +31,8 @@ from grader.policy import limits
 from grader.exports.bundle import (CHECKOUT, DEFAULT_COURSE_PARTS, PACKAGE_DIR, add_course_option, course_package_files,
                                    package_files, write_zip)
 from grader.safetext import clean_text
-from grader.student_view import fixed_texts, shown_message
+from grader.display import counterexample_lines
+from grader.student_view import counterexample_view, fixed_texts, shown_message
 
 TORCH_REQUIREMENT = "torch>=2.5,<2.14"
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -313,6 +314,7 @@ def gradescope_results(report: dict, execution_time: float) -> dict:
     """A score file as Gradescope's results.json: one test entry per test case."""
     tests = []
     for i, exercise in enumerate(report["exercises"], 1):
+        first_failed = next((t for t in exercise["tests"] if t["status"] != "passed"), None)
         for j, test in enumerate(exercise["tests"], 1):
             hidden = test["visibility"] == "hidden"
             tests.append({
@@ -322,7 +324,7 @@ def gradescope_results(report: dict, execution_time: float) -> dict:
                 "max_score": test["max_score"],
                 "status": "passed" if test["status"] == "passed" else "failed",
                 "visibility": "after_published" if hidden else "visible",
-                "output": case_output(test, report),
+                "output": case_output(test, report) + (counterexample_output(exercise) if test is first_failed else ""),
                 "tags": [exercise["module"], exercise["name"]],
             })
     return {
@@ -368,6 +370,15 @@ def case_output(test: dict, report: dict) -> str:
     if test.get("hint"):
         parts.append("checks: " + test["hint"])
     return "\n".join(parts)
+
+
+def counterexample_output(exercise: dict) -> str:
+    """The exercise's counterexample (grader.student_view.counterexample_view: shown whole), cleaned, on
+    its first failed test's output; "" without one."""
+    view = counterexample_view(exercise.get("counterexample"))
+    if view is None:
+        return ""
+    return "\n" + clean_text("\n".join(counterexample_lines(view)), OUTPUT_LIMIT)
 
 
 def crash_results(trace: str, execution_time: float) -> dict:

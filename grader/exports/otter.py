@@ -48,7 +48,7 @@ from grader import catalog
 from grader.errors import UsageError
 from grader.exports import gradescope
 from grader.exports.bundle import add_course_option, write_zip
-from grader.exports.gradescope import (add_grading_options, case_output, requirements_txt, source_files,
+from grader.exports.gradescope import (add_grading_options, case_output, counterexample_output, requirements_txt, source_files,
                                        student_summary, submission_limit)
 from grader.exports.submit import ROOT_FILE, ROOT_FILE_SOURCE
 from grader.host import intake
@@ -391,6 +391,8 @@ def question_result(exercise: dict, report: dict):
                         success_message=None, failure_message=None)
         failed = [t for t in items if t["status"] != "passed"]
         message = ("❌ " + "\n".join(f"{t['name']}: {case_output(t, report)}" for t in failed)) if failed else "✅ passed"
+        if failed and not any(o.passed is False for o in outcomes):  # the exercise's first failed case
+            message += counterexample_output(exercise)
         cases.append(case)
         outcomes.append(TestCaseResult(test_case=case, message=message, passed=not failed))
     question = ExceptionTestFile(exercise["name"], f"tests/{exercise['name']}.py", cases, all_or_nothing=False)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -22,6 +23,7 @@ import torch
 
 from grader import catalog as catalog_module
 from grader.catalog import Catalog, CatalogError, TestSpec
+from grader.host import counterexample
 from grader.host.student_code import CallTimeout, CodeUnavailable, StudentCode, Tampered, WorkerFault
 from grader.protocol.messages import TestStatus
 
@@ -47,9 +49,12 @@ class TestOutcome:
 
 class GradingPlugin:
     def __init__(self, catalog: Catalog, folders: tuple[str, ...], device: str, seed: int,
-                 exercises: set[str] | None = None, show_output: bool = False):
+                 exercises: set[str] | None = None, show_output: bool = False, counterexamples: bool = True):
         self.student_code: StudentCode | None = None  # the submission being graded
         self.current_nodeid = ""  # the test being run (set before its set-up)
+        self.counterexamples_on = counterexamples and catalog.counterexamples.show
+        self.counterexamples: dict[str, dict] = {}  # exercise -> its counterexample (failed exercises only)
+        self.search_errors: list[str] = []  # a search that failed (a grader bug), for the engine's log
         self.catalog = catalog
         self.folders = folders
         self.device_name = device
@@ -64,6 +69,7 @@ class GradingPlugin:
     def begin(self, student: StudentCode) -> dict[str, TestOutcome]:
         """Grade `student` next: its outcomes, filled in as its tests run."""
         self.student_code = student
+        self.counterexamples = {}
         self.outcomes = {nodeid: dataclasses.replace(o) for nodeid, o in self.collected.items()}
         return self.outcomes
 
@@ -82,6 +88,50 @@ class GradingPlugin:
         comes from `pytest_runtest_protocol`, not from pytest's `request`: a fixture that asks for
         `request` makes pytest build a fixture definition for it at every test.)"""
         return seeded_generator(self.seed, self.current_nodeid)
+
+    # -- counterexamples, after every test of a submission ran ------------------------------
+    def find_counterexamples(self, items) -> None:
+        """For each exercise that lost points on a hidden test drawing random inputs (its general tests,
+        and the others that take `rng`): the smallest failing input found (grader.host.counterexample),
+        into `self.counterexamples`. The property is those failed tests' failed parameter cases, in the
+        order collected (float32 before float64), with fresh inputs."""
+        if not self.counterexamples_on:
+            return
+        failed = {nodeid: o.spec.exercise for nodeid, o in self.outcomes.items()
+                  if o.status != TestStatus.PASSED and o.spec.folder == "hidden"}
+        for exercise in sorted(set(failed.values())):
+            if exercise in self.student_code.tampered_exercises or self._not_started(exercise):
+                continue
+            cases = [c for c in (self._case(i) for i in items if failed.get(i.nodeid) == exercise) if c]
+            if not cases:
+                continue
+            try:
+                found = counterexample.search(self.student_code, exercise, cases, self.catalog.counterexamples,
+                                              self.seed, self.catalog)
+            except Exception as exc:  # noqa: BLE001  (a search never changes what was graded)
+                found = None
+                self.search_errors.append(f"{exercise}: {type(exc).__name__}: {exc}"[:300])
+            if found is not None:
+                self.counterexamples[exercise] = found
+
+    def _not_started(self, exercise: str) -> bool:
+        """Every failed test of the exercise says it is not written yet: no input shows more than that."""
+        failed = [o for o in self.outcomes.values() if o.spec.exercise == exercise and o.status != TestStatus.PASSED]
+        return all((o.mistake or {}).get("id") == f"{exercise}.not_implemented" for o in failed)
+
+    def _case(self, item) -> counterexample.Case | None:
+        """A general test's parameter case as a property case: its test function with the student and the
+        draws the search hands it, and its own parameters."""
+        params = dict(getattr(getattr(item, "callspec", None), "params", {}))
+        names = list(inspect.signature(item.function).parameters)
+        if "rng" not in names or not set(names) <= {"student", "rng", "device", *params}:
+            return None  # fixed inputs: nothing to draw
+
+        def run(student, rng, function=item.function):
+            fixtures = {"student": student, "rng": rng, "device": self.device_name}
+            function(**{n: params[n] if n in params else fixtures[n] for n in names})
+
+        return counterexample.Case(item.nodeid, run)
 
     # -- collection ------------------------------------------------------------------------
     def pytest_collection_modifyitems(self, session, config, items):

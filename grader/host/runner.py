@@ -53,6 +53,7 @@ class Options:
     show_output: bool = False  # `grader check`: each public test carries what the student's code printed and warned
     # `grader check`: the zygote forked from this process, which imported torch already (public tests only)
     fork_zygote: bool = False
+    counterexamples: bool = True  # False (--no-counterexamples): no search, none in the score files
 
 
 def resolve_device(device: str) -> str:
@@ -78,7 +79,8 @@ class Engine:
                                       extra_hidden=options.extra_hidden, force_mode=options.sandbox,
                                       fork=options.fork_zygote and options.folders == ("public",))
         self.plugin = GradingPlugin(self.catalog, options.folders, options.device, options.seed, options.exercises,
-                                    show_output=options.show_output)
+                                    show_output=options.show_output,
+                                    counterexamples=options.counterexamples)
         self.session: GradingSession | None = None  # started by the first submission
 
     def _session(self) -> GradingSession:
@@ -139,8 +141,10 @@ class Engine:
         output = student.captured_output()
         if output:
             report["output"] = output
-        for entry in report["exercises"]:  # a notebook's: the cell each exercise's code came from
-            if entry["name"] in sub.cells:
+        for entry in report["exercises"]:
+            if entry["name"] in self.plugin.counterexamples and entry["score"] < entry["max_score"]:
+                entry["counterexample"] = self.plugin.counterexamples[entry["name"]]
+            if entry["name"] in sub.cells:  # a notebook's: the cell each exercise's code came from
                 entry["cell"] = sub.cells[entry["name"]]
         return report
 

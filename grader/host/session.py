@@ -123,6 +123,7 @@ class GradingSession:
                 self._send_ahead(student, items)
                 for i, item in enumerate(items):
                     item.config.hook.pytest_runtest_protocol(item=item, nextitem=items[i + 1] if i + 1 < len(items) else None)
+                self.plugin.find_counterexamples(items)
             except BaseException as exc:
                 self.ended = f"{type(exc).__name__}: {exc}"
                 future.set_result(outcomes)  # what ran is graded; the engine marks the rest

@@ -514,6 +514,12 @@ class StudentCode:
                 label = "all modules" if slot == "all" else f"{slot}.py"
                 self.output.append(f"--- {label} ---\n{text}" + ("" if text.endswith("\n") else "\n"))
 
+    def end_workers(self) -> None:
+        """End every worker now: the next call starts a fresh one, which holds nothing of the calls before
+        (a counterexample search runs where no hidden test's inputs ever were)."""
+        for slot in list(self.workers):
+            self._discard_worker(next((m for m in self.modules.values() if self._slot(m) == slot), slot))
+
     def close(self) -> None:
         if self.pipeline is not None and self.pipeline.in_flight():
             self.pipeline.stop()  # requests no test asked for: the worker is killed, not asked to finish them

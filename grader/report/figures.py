@@ -49,6 +49,13 @@ class ExerciseFigure:
     mean: float
     share_full: float
     share_zero: float
+    counterexample_sizes: list[int] = field(default_factory=list)  # each found one's largest tensor argument
+
+    @property
+    def counterexamples(self) -> str:
+        """How many counterexamples the class's score files hold, and their sizes ("3 (1, 2, 2 elements)")."""
+        sizes = sorted(self.counterexample_sizes)
+        return f"{len(sizes)} ({', '.join(map(str, sizes))} elements)" if sizes else "0"
 
     @property
     def mean_fraction(self) -> float:
@@ -217,7 +224,9 @@ def exercise_figures(reports: list[dict]) -> list[ExerciseFigure]:
             name=name, module=es[0].get("module", ""), max_score=top, submissions=len(es),
             mean=statistics.fmean(float(e["score"]) for e in es),
             share_full=sum(1 for e in es if e["score"] >= e["max_score"] - EPS) / len(es),
-            share_zero=sum(1 for e in es if e["score"] <= EPS) / len(es)))
+            share_zero=sum(1 for e in es if e["score"] <= EPS) / len(es),
+            counterexample_sizes=[int(e["counterexample"].get("elements", 0)) for e in es
+                                  if isinstance(e.get("counterexample"), dict)]))
     return sorted(figures, key=lambda f: (f.mean_fraction, -f.share_zero, f.name))
 
 

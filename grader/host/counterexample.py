@@ -1,0 +1,457 @@
+"""The smallest input that shows a failed exercise's mistake, found and shrunk on the trusted side.
+
+When an exercise loses points on a general test, its general tests become a property: the same test
+functions, with the inputs they draw (`grader.cases.kit.draw`, `randint`) drawn by Hypothesis from a
+`Draws` instead of the run's seeded generator, and their parameter cases (the named f, the dtype)
+drawn too. The student's function is called through the worker exactly as the hidden tests call it
+(`StudentCode.call`: the sandbox, the limits, every check), and the test's own checks decide. The first
+failing input is shrunk by Hypothesis towards the first parameter case (float32 before float64), the
+smallest shapes (each `randint` towards its low end) and the simplest values (small integers first).
+
+The search has its own random stream (seeded from the run's seed and the exercise, never the hidden
+tests' generator), a budget of calls and seconds per exercise (the course file's `counterexamples:`),
+and runs after every test of the submission ran: a call that hangs, crashes or tampers ends the search
+and changes nothing that was graded. The result is a call the student can run against their own
+module (`snippet`), the reference's answer on it and what the student's code gave (`shown`).
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import hashlib
+import importlib.util
+import inspect
+import math
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from grader import catalog as catalog_module
+from grader.catalog import CounterexampleSearch, Course
+from grader.host.student_code import Budget, CallTimeout, CodeUnavailable, StudentCode, WorkerFault
+from grader.protocol.markers import Arg, Fn, Graph, _SessionDevice
+from grader.protocol.messages import Outcome
+from grader.protocol.wire import RemoteObject, RemoteTensor
+
+SHOWN_CHARS = 600  # at most this much of a value or an exception in a score file
+
+
+# ----------------------------------------------------------------------------- drawing through Hypothesis
+
+class Draws:
+    """Stands for a test's `rng` during a search: kit.draw and kit.randint draw through Hypothesis."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def integer(self, low: int, high: int) -> int:
+        from hypothesis import strategies as st
+
+        return self.data.draw(st.integers(low, high))
+
+    def reject(self) -> None:
+        """The test cannot use what was drawn: Hypothesis draws another input instead."""
+        from hypothesis import assume
+
+        assume(False)
+
+    def tensor(self, shape: tuple[int, ...], dtype: torch.dtype, low: float, high: float,
+               avoid: float | None = None, margin: float = 0.0) -> torch.Tensor:
+        from hypothesis import strategies as st
+
+        n = math.prod(shape)
+        values = self.data.draw(st.lists(_value(low, high, avoid, margin), min_size=n, max_size=n))
+        values = [v + 0.0 for v in values]  # -0.0 reads as 0.
+        return torch.tensor(values, dtype=torch.float64).reshape(shape).to(dtype)
+
+
+@lru_cache(maxsize=256)
+def _value(low: float, high: float, avoid: float | None, margin: float):
+    """One value in [low, high): a small integer where one fits (what shrinking tries first), else a float
+    exact in float32, so that a counterexample reads the same in both dtypes."""
+    from hypothesis import strategies as st
+
+    ints = [i for i in range(math.ceil(low), math.ceil(high)) if low <= i < high and _kept(i, avoid, margin)]
+    floats = st.floats(_float32_inside(low, high), _float32_inside(high, low), exclude_max=True, allow_nan=False,
+                       allow_infinity=False, width=32)
+    if avoid is not None:
+        floats = floats.filter(lambda v: _kept(v, avoid, margin))
+    return st.one_of(st.sampled_from([float(i) for i in sorted(ints, key=abs)]), floats) if ints else floats
+
+
+def _float32_inside(bound: float, other: float) -> float:
+    """The float32 nearest `bound` on the side of `other` (Hypothesis's width=32 wants float32 bounds)."""
+    b = torch.tensor(bound, dtype=torch.float32)
+    if float(b) != bound and (float(b) - bound) * (other - bound) < 0:
+        b = torch.nextafter(b, torch.tensor(other, dtype=torch.float32))
+    return float(b)
+
+
+def _kept(v: float, avoid: float | None, margin: float) -> bool:
+    return avoid is None or abs(v - avoid) >= margin
+
+
+# ----------------------------------------------------------------------------- the search
+
+@dataclass
+class Case:
+    """One parameter case of a general test: calling `run(student, rng)` runs the test on those inputs."""
+
+    test: str  # the test's node id
+    run: Callable[[Any, Any], None]
+
+
+@dataclass
+class Recorded:
+    function: str
+    args: tuple
+    kwargs: dict
+    probe: str | None
+    result: Any = None  # the CallResult
+
+
+class SearchOver(Exception):
+    """The search's budget is spent: no further call is made."""
+
+
+@dataclass
+class _State:
+    budget: CounterexampleSearch
+    started: float = field(default_factory=time.monotonic)
+    calls: int = 0
+    stopped: bool = False
+    found: tuple | None = None  # (case, recorded call, failure) of the last failing input
+
+    def over(self) -> bool:
+        return (self.stopped or self.calls >= self.budget.calls
+                or time.monotonic() - self.started >= self.budget.seconds)
+
+
+class _Recorder:
+    """The `student` a test gets during the search: counts and records each call, then makes it."""
+
+    def __init__(self, student: StudentCode, state: _State):
+        self.student, self.state, self.last = student, state, None
+
+    def call(self, function: str, *args, probe: str | None = None, **kwargs):
+        if self.state.over():
+            raise SearchOver()
+        self.state.calls += 1
+        self.last = Recorded(function, args, kwargs, probe)
+        self.last.result = self.student.call(function, *args, probe=probe, **kwargs)
+        return self.last.result
+
+
+def search_seed(seed: int, exercise: str) -> int:
+    """The search's own stream: from the run's seed and the exercise, apart from every test's generator."""
+    return int.from_bytes(hashlib.sha256(f"counterexample:{seed}:{exercise}".encode()).digest()[:8], "little")
+
+
+def search(student: StudentCode, exercise: str, cases: list[Case], budget: CounterexampleSearch, seed: int,
+           course: Course) -> dict | None:
+    """The smallest failing input found for `exercise`'s general tests, as the score file's `counterexample`,
+    or None (none found within the budget, or the search stopped on a call that hung or crashed)."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings, strategies as st
+    from hypothesis import seed as hypothesis_seed
+    from hypothesis.errors import UnsatisfiedAssumption
+
+    state = _State(budget)
+
+    @hypothesis_seed(search_seed(seed, exercise))
+    @settings(max_examples=max(1, int(budget.examples)), deadline=None, database=None, derandomize=False,
+              suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, report_multiple_bugs=False,
+              print_blob=False, phases=(Phase.generate, Phase.shrink))
+    @given(st.data())
+    def prop(data):
+        if state.over():
+            return
+        case = data.draw(st.sampled_from(cases))
+        recorder = _Recorder(student, state)
+        try:
+            case.run(recorder, Draws(data))
+        except SearchOver:
+            return
+        except UnsatisfiedAssumption:
+            raise
+        except (CallTimeout, WorkerFault, CodeUnavailable):  # a hang or crash: the search ends here
+            state.stopped = True
+            return
+        except AssertionError as failure:
+            if recorder.last is not None and recorder.last.result is not None and recorder.last.probe is None:
+                state.found = (case, recorder.last, failure)
+                raise
+        except Exception:  # noqa: BLE001  (a test that cannot judge an input is no counterexample)
+            return
+
+    saved = _guarded(student, exercise, budget)
+    try:
+        prop()
+    except Exception:  # noqa: BLE001  (the failure found, or Hypothesis giving up: `state.found` says)
+        pass
+    finally:
+        _restore(student, saved)
+    if state.found is None:
+        return None
+    case, recorded, failure = state.found
+    return describe(course, exercise, case.test, recorded, failure, state.calls)
+
+
+def _guarded(student: StudentCode, exercise: str, budget: CounterexampleSearch) -> tuple:
+    """Give the search fresh workers (none that held a hidden test's inputs, so that nothing the student's code
+    returns to the search can carry them) and a time budget of its own; keep what grading recorded, to put
+    it back after."""
+    student.end_workers()
+    saved = (student.budget, dict(student.tampered_exercises), dict(student.module_fates), student.current_exercise,
+             len(student.output))
+    limits = dataclasses.replace(student.limits, exercise_budget_s=budget.seconds, submission_budget_s=budget.seconds)
+    student.budget = Budget(limits)
+    student.current_exercise = exercise
+    return saved
+
+
+def _restore(student: StudentCode, saved: tuple) -> None:
+    student.end_workers()  # the search's workers end too: what they printed is no part of the grading's output
+    student.budget, tampered, fates, student.current_exercise, printed = saved
+    del student.output[printed:]
+    student.tampered_exercises.clear()
+    student.tampered_exercises.update(tampered)
+    student.module_fates.clear()
+    student.module_fates.update(fates)
+
+
+# ----------------------------------------------------------------------------- what the score file holds
+
+def describe(course: Course, exercise: str, test: str, recorded: Recorded, failure: BaseException,
+             calls: int) -> dict:
+    """The score file's `counterexample` of one exercise."""
+    entry = course.exercise(exercise)
+    reference = reference_function(course, entry.module, recorded.function)
+    names = _parameter_names(reference, len(recorded.args))
+    out: dict = {
+        "snippet": snippet(course, entry.module_name, recorded.function, recorded.args, recorded.kwargs, names),
+        "expected": expected(course, reference, recorded.args, recorded.kwargs),
+        "got": came_back(recorded.result),
+        "reason": _reason(failure),
+        "test": test,
+        "elements": max_elements(recorded.args),
+        "calls": calls,
+    }
+    key = getattr(failure, "mistake", None)
+    if key:
+        try:
+            out["mistake"] = course.mistake(exercise, key).described(exercise, **getattr(failure, "fill", {}))
+        except catalog_module.CatalogError:
+            pass
+    return out
+
+
+def _reason(failure: BaseException) -> str:
+    """What the test found wrong (bilingual, no input values), without the numbers of its detail."""
+    reason = getattr(failure, "reason", None)
+    if not reason:
+        lines = str(failure).splitlines()
+        reason = lines[0] if lines else type(failure).__name__
+    return str(reason)[:SHOWN_CHARS]
+
+
+def max_elements(value: Any) -> int:
+    """The most elements of any tensor in the arguments (lists, leaves and graphs' arguments included)."""
+    t = type(value)
+    if t is torch.Tensor:
+        return value.numel()
+    if t is Arg:
+        return value.tensor.numel()
+    if t is Graph:
+        return max_elements(value.args)
+    if t in (tuple, list):
+        return max((max_elements(v) for v in value), default=0)
+    return 0
+
+
+def came_back(result) -> str:
+    """What the student's call gave: the value, or the exception it raised."""
+    if result.outcome == Outcome.RAISED:
+        exc = result.exception or {}
+        return f"raised {exc.get('type')}: {exc.get('message', '')}"[:SHOWN_CHARS]
+    return shown(result.value)[:SHOWN_CHARS]
+
+
+def shown(value: Any) -> str:
+    """A value as Python code that builds it (tensors as torch.tensor literals, values exact in their
+    dtype): the same text for a reply's RemoteTensor and for the tensor a snippet returns."""
+    t = type(value)
+    if t is RemoteTensor:
+        value = value.data.to(value.dtype)
+        t = torch.Tensor
+    if t is torch.Tensor or isinstance(value, torch.Tensor):
+        return _tensor_literal(value.detach().cpu())
+    if t is RemoteObject:
+        return f"<{value.type_name} object>"
+    if t is tuple:
+        return "(" + ", ".join(shown(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if t is list:
+        return "[" + ", ".join(shown(v) for v in value) + "]"
+    if t is dict:
+        return "{" + ", ".join(f"{k!r}: {shown(v)}" for k, v in value.items()) + "}"
+    if t is float:
+        return _number(value, torch.float64)
+    return repr(value)
+
+
+def _tensor_literal(t: torch.Tensor) -> str:
+    dtype = t.dtype
+    if dtype.is_floating_point:
+        body = _nested(t.to(torch.float64).tolist(), dtype)
+    else:
+        body = repr(t.tolist())
+    extra = "" if dtype in (torch.float32, torch.int64, torch.bool) else f", dtype=torch.{str(dtype).split('.')[-1]}"
+    if t.numel() == 0:
+        extra += "" if t.dim() == 1 else f").reshape({tuple(t.shape)}"
+    return f"torch.tensor({body}{extra})"
+
+
+def _nested(values, dtype) -> str:
+    if type(values) is list:
+        return "[" + ", ".join(_nested(v, dtype) for v in values) + "]"
+    return _number(values, dtype)
+
+
+def _number(v: float, dtype: torch.dtype) -> str:
+    """The shortest decimal that gives `v` back in `dtype` (1., 0.5, 0.30000001 for float32's 0.3)."""
+    if math.isnan(v) or math.isinf(v):
+        return f"float('{v}')"
+    for digits in range(1, 18):
+        text = f"{v:.{digits}g}"
+        if torch.tensor(float(text), dtype=dtype).item() == torch.tensor(v, dtype=dtype).item():
+            break
+    if "e" not in text and "." not in text and "n" not in text:
+        text += "."
+    return text
+
+
+# ----------------------------------------------------------------------------- the student's snippet
+
+def snippet(course: Course, module: str, function: str, args: tuple, kwargs: dict, names: list[str]) -> str:
+    """Lines the student runs in their exercises folder: imports, the arguments with their autograd state,
+    then the call, last, as an expression."""
+    prelude: list[str] = []
+    rendered = [_argument(course, a, names[i] if i < len(names) else f"arg{i}", prelude) for i, a in enumerate(args)]
+    rendered += [f"{k}={_argument(course, v, k, prelude)}" for k, v in kwargs.items()]
+    imports = ["import torch", f"from {module} import {function}"]
+    if any("GRAPHS[" in line for line in [*prelude, *rendered]):
+        imports.append("from grader.cases.public.helpers import GRAPHS")
+    return "\n".join([*imports, *prelude, f"{function}({', '.join(rendered)})"])
+
+
+def _argument(course: Course, value: Any, name: str, prelude: list[str]) -> str:
+    t = type(value)
+    if t is Fn:
+        return function_source(course, value.name)
+    if t is Arg:
+        line = f"{name} = {shown(value.tensor)}"
+        if value.requires_grad:
+            line += ".requires_grad_()"
+        prelude.append(line)
+        if value.grad is not None:
+            prelude.append(f"{name}.grad = {shown(value.grad.to(value.tensor.dtype))}")
+        return name
+    if t is Graph:
+        return f"GRAPHS[{value.name!r}]({', '.join(shown(a) for a in value.args)})"
+    if isinstance(value, _SessionDevice):
+        return repr("cpu")
+    if t in (tuple, list):
+        inner = ", ".join(_argument(course, v, f"{name}{i}", prelude) for i, v in enumerate(value))
+        return f"[{inner}]" if t is list else f"({inner}{',' if len(value) == 1 else ''})"
+    return shown(value)
+
+
+def function_source(course: Course, name: str) -> str:
+    """A named function of the course's helpers as the source it is written with (`lambda x: (x ** 3).sum()`)."""
+    for path in course.helpers:
+        sources = _function_sources(str(path))
+        if name in sources:
+            return sources[name]
+    return f"FUNCTIONS[{name!r}]"
+
+
+@lru_cache(maxsize=8)
+def _function_sources(path: str) -> dict[str, str]:
+    text = Path(path).read_text("utf-8")
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "FUNCTIONS" for t in node.targets) \
+                and isinstance(node.value, ast.Dict):
+            return {k.value: ast.get_source_segment(text, v) for k, v in zip(node.value.keys, node.value.values)
+                    if isinstance(k, ast.Constant)}
+    return {}
+
+
+# ----------------------------------------------------------------------------- the reference's answer
+
+@lru_cache(maxsize=32)
+def _reference_module(path: str):
+    """A module of the reference solutions, run in this trusted process (the instructor's code, never a
+    student's), under a private name and kept out of sys.modules."""
+    spec = importlib.util.spec_from_file_location(f"_reference_{Path(path).stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def reference_function(course: Course, module_file: str, function: str):
+    folder = course.place("solutions")
+    if folder is None or not (folder / module_file).is_file():
+        return None
+    return getattr(_reference_module(str(folder / module_file)), function, None)
+
+
+def _parameter_names(function, count: int) -> list[str]:
+    try:
+        names = list(inspect.signature(function).parameters)[:count]
+    except (TypeError, ValueError):
+        names = []
+    return names + [f"arg{i}" for i in range(len(names), count)]
+
+
+def expected(course: Course, reference, args: tuple, kwargs: dict) -> str | None:
+    """The reference's answer on the counterexample, as `shown` writes it (None without a reference)."""
+    if reference is None:
+        return None
+    try:
+        built = [_built(course, a) for a in args]
+        value = reference(*built, **{k: _built(course, v) for k, v in kwargs.items()})
+    except Exception as exc:  # noqa: BLE001
+        return f"raised {type(exc).__name__}: {exc}"[:SHOWN_CHARS]
+    return shown(value)[:SHOWN_CHARS]
+
+
+def _built(course: Course, value: Any) -> Any:
+    t = type(value)
+    if t is Fn:
+        return _helpers(course).FUNCTIONS[value.name]
+    if t is Graph:
+        return _helpers(course).GRAPHS[value.name](*value.args)
+    if t is Arg:
+        tensor = value.tensor.clone().requires_grad_(value.requires_grad)
+        if value.grad is not None:
+            tensor.grad = value.grad.to(tensor.dtype).clone()
+        return tensor
+    if t is torch.Tensor:
+        return value.clone()
+    if isinstance(value, _SessionDevice):
+        return "cpu"
+    if t in (tuple, list):
+        return t(_built(course, v) for v in value)
+    return value
+
+
+def _helpers(course: Course):
+    for path in course.helpers:
+        module = _reference_module(str(path))
+        if hasattr(module, "FUNCTIONS"):
+            return module
+    raise LookupError("the course has no helpers with FUNCTIONS")
