@@ -15,6 +15,7 @@ import pytest
 
 from grader.report import feedback
 from grader.report.scores import load
+from grader.safetext import clean_text
 from grader.student_view import fixed_texts, hidden_message, student_view
 from report_class import IMPORT_ERROR, M1, graded_class, hand_class, load_folder  # noqa: F401  (fixture)
 
@@ -51,9 +52,16 @@ def test_no_hidden_input_reaches_the_feedback_page(reports, fmt):
     assert "LEAKPRINT" not in text and leaky["output"].strip().splitlines()[0] not in text
     public_messages = [t["message"] for e in leaky["exercises"] for t in e["tests"]
                        if t["visibility"] == "visible" and t["status"] != "passed"]
-    # every trace of the submission's own text comes from a public test, whose inputs are public
+    # every trace of the submission's own text comes from a public test, whose inputs are public, or from a
+    # counterexample, whose call ran on the fresh input its snippet shows, in a worker that held no hidden input
+    shown = [str(c.get(k, "")) for e in leaky["exercises"] if (c := e.get("counterexample")) for k in ("got", "reason")]
     for marker in ("LEAKRAISE", "LEAKTYPE_", "exited with status"):
-        assert text.count(marker) == sum(m.count(marker) for m in public_messages), marker
+        assert text.count(marker) == sum(m.count(marker) for m in public_messages + shown), marker
+    for e in leaky["exercises"]:
+        if e.get("counterexample"):
+            c = e["counterexample"]
+            numbers = lambda t: {round(float(n), 4) for n in re.findall(r"-?\d+\.\d*", t)}  # noqa: E731
+            assert numbers(c["got"]) <= numbers(c["snippet"]) | {0.0, 1.0}, (c["got"], c["snippet"])
     fixed = fixed_texts()
     for t in hidden_failures(leaky):
         if t["message"] not in fixed and len(t["message"]) > 20:
@@ -162,8 +170,12 @@ def test_gradescope_and_otter_outputs_carry_no_hidden_input(reports):
     results = gradescope_results(leaky, 1.0)
     hidden_outputs = "\n".join(t["output"] for t in results["tests"] if t["visibility"] == "after_published")
     assert any(m in t["message"] for t in hidden_failures(leaky) for m in ("LEAKRAISE", "LEAKTYPE_"))  # it did leak
+    # a counterexample's text is the student's code on the fresh input its snippet shows (a worker that
+    # held no hidden input): the only place the submission's own text may appear
+    shown = [clean_text(str(c.get(k, "")), 10_000) for e in leaky["exercises"] if (c := e.get("counterexample"))
+             for k in ("got", "reason")]
     for marker in ("LEAKPRINT", "LEAKRAISE", "LEAKTYPE_", "exited with status"):
-        assert marker not in hidden_outputs, marker
+        assert hidden_outputs.count(marker) == sum(t.count(marker) for t in shown), marker
     assert "LEAKPRINT" not in json.dumps(results)  # the captured output is the instructor's only
     from grader.exports.otter import question_result
 
@@ -172,7 +184,7 @@ def test_gradescope_and_otter_outputs_carry_no_hidden_input(reports):
     for marker in ("LEAKPRINT", "LEAKRAISE", "LEAKTYPE_", "exited with status"):
         assert otter_text.count(marker) == sum(t["message"].count(marker) for e in leaky["exercises"]
                                                for t in e["tests"] if t["visibility"] == "visible"
-                                               and t["status"] != "passed"), marker  # public tests' only
+                                               and t["status"] != "passed") + sum(t.count(marker) for t in shown), marker
     # the wrong-hvp submission's hidden failures still name the mistake
     named = gradescope_results(reports["wrong-hvp_sum_instead_of_v"], 1.0)
     assert any("this is H @ ones" in t["output"] for t in named["tests"] if t["visibility"] == "after_published")

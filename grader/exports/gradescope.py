@@ -314,7 +314,7 @@ def gradescope_results(report: dict, execution_time: float) -> dict:
     """A score file as Gradescope's results.json: one test entry per test case."""
     tests = []
     for i, exercise in enumerate(report["exercises"], 1):
-        first_failed = next((t for t in exercise["tests"] if t["status"] != "passed"), None)
+        first_failed = next((t for t in exercise["tests"] if t["status"] != "passed" and t["visibility"] == "hidden"), None)
         for j, test in enumerate(exercise["tests"], 1):
             hidden = test["visibility"] == "hidden"
             tests.append({
@@ -374,7 +374,7 @@ def case_output(test: dict, report: dict) -> str:
 
 def counterexample_output(exercise: dict) -> str:
     """The exercise's counterexample (grader.student_view.counterexample_view: shown whole), cleaned, on
-    its first failed test's output; "" without one."""
+    its first failed hidden test's output (shown when grades are published, as the hidden tests are); "" without one."""
     view = counterexample_view(exercise.get("counterexample"))
     if view is None:
         return ""

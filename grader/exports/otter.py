@@ -391,8 +391,8 @@ def question_result(exercise: dict, report: dict):
                         success_message=None, failure_message=None)
         failed = [t for t in items if t["status"] != "passed"]
         message = ("❌ " + "\n".join(f"{t['name']}: {case_output(t, report)}" for t in failed)) if failed else "✅ passed"
-        if failed and not any(o.passed is False for o in outcomes):  # the exercise's first failed case
-            message += counterexample_output(exercise)
+        if failed and visibility == "hidden" and not any(not o.passed and o.test_case.hidden for o in outcomes):
+            message += counterexample_output(exercise)  # on the exercise's first failed hidden case
         cases.append(case)
         outcomes.append(TestCaseResult(test_case=case, message=message, passed=not failed))
     question = ExceptionTestFile(exercise["name"], f"tests/{exercise['name']}.py", cases, all_or_nothing=False)
