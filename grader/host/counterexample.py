@@ -188,9 +188,10 @@ def search(student: StudentCode, exercise: str, cases: list[Case], budget: Count
         except Exception:  # noqa: BLE001  (a test that cannot judge an input is no counterexample)
             return
 
-    saved = _guarded(student, exercise, budget)
+    saved = _guarded(student, budget)
     try:
-        prop()
+        with student.working_on(exercise):
+            prop()
     except Exception:  # noqa: BLE001  (the failure found, or Hypothesis giving up: `state.found` says)
         pass
     finally:
@@ -201,22 +202,20 @@ def search(student: StudentCode, exercise: str, cases: list[Case], budget: Count
     return describe(course, exercise, case.test, recorded, failure, state.calls)
 
 
-def _guarded(student: StudentCode, exercise: str, budget: CounterexampleSearch) -> tuple:
+def _guarded(student: StudentCode, budget: CounterexampleSearch) -> tuple:
     """Give the search fresh workers (none that held a hidden test's inputs, so that nothing the student's code
     returns to the search can carry them) and a time budget of its own; keep what grading recorded, to put
     it back after."""
     student.end_workers()
-    saved = (student.budget, dict(student.tampered_exercises), dict(student.module_fates), student.current_exercise,
-             len(student.output))
+    saved = (student.budget, dict(student.tampered_exercises), dict(student.module_fates), len(student.output))
     limits = dataclasses.replace(student.limits, exercise_budget_s=budget.seconds, submission_budget_s=budget.seconds)
     student.budget = Budget(limits)
-    student.current_exercise = exercise
     return saved
 
 
 def _restore(student: StudentCode, saved: tuple) -> None:
     student.end_workers()  # the search's workers end too: what they printed is no part of the grading's output
-    student.budget, tampered, fates, student.current_exercise, printed = saved
+    student.budget, tampered, fates, printed = saved
     del student.output[printed:]
     student.tampered_exercises.clear()
     student.tampered_exercises.update(tampered)
@@ -325,6 +324,7 @@ def _number(v: float, dtype: torch.dtype) -> str:
     """The shortest decimal that gives `v` back in `dtype` (1., 0.5, 0.30000001 for float32's 0.3)."""
     if math.isnan(v) or math.isinf(v):
         return f"float('{v}')"
+    v += 0.0  # -0.0 reads as 0.
     for digits in range(1, 18):
         text = f"{v:.{digits}g}"
         if torch.tensor(float(text), dtype=dtype).item() == torch.tensor(v, dtype=dtype).item():
