@@ -258,7 +258,7 @@ def test_grader_check_feedback_and_gradescope_show_it(found):
 def test_old_score_files_still_read():
     from grader.host import results
 
-    assert "1.2" in results.READABLE_SCHEMA_VERSIONS and results.SCHEMA_VERSION == "1.3"
+    assert "1.4" in results.READABLE_SCHEMA_VERSIONS and results.SCHEMA_VERSION == "1.5"
 
 
 def test_shown_writes_values_exact_in_their_dtype():
@@ -278,3 +278,48 @@ def test_the_search_has_its_own_seed_stream():
     hidden = {int.from_bytes(hashlib.sha256(f"0:{t}".encode()).digest()[:8], "little")
               for t in ("grader/cases/hidden/test_grad.py::test_hvp_random[float32-sum_cubes]",)}
     assert not seeds & hidden
+
+
+HANGS_ON_ZERO = '''
+import torch
+
+
+def hvp(f, x, v):
+    if bool((x == 0).any()):  # never on a hidden input (uniform floats); the search's shrinking goes there
+        while True:
+            pass
+    x = x.detach().clone().requires_grad_(True)
+    (g,) = torch.autograd.grad(f(x), x, create_graph=True)
+    (hv,) = torch.autograd.grad(g.sum(), x)
+    return hv
+'''
+
+
+@pytest.mark.slow
+def test_a_search_that_hangs_costs_nothing_more_than_the_failed_test(tmp_path):
+    """The same submission graded with and without the search: the same statuses and points; the hang
+    during the search ends it within its budget (the course file's seconds), and no counterexample is one
+    the student's code did not answer."""
+    import time
+
+    from grader.host.runner import Engine, Options
+
+    source = (SOLUTIONS / "grad.py").read_text() + "\n" + HANGS_ON_ZERO
+    folder = make_submission(tmp_path / "hangs", {"grad.py": source})
+    engine = Engine(Options(seed=0, exercises={"hvp"}))
+    try:
+        engine.plugin.counterexamples_on = False
+        start = time.monotonic()
+        plain = engine.grade(folder)
+        plain_s = time.monotonic() - start
+        engine.plugin.counterexamples_on = True
+        start = time.monotonic()
+        searched = engine.grade(folder)
+        searched_s = time.monotonic() - start
+    finally:
+        engine.close()
+    statuses = lambda r: [(t["name"], t["status"], t["score"]) for e in r["exercises"] for t in e["tests"]]  # noqa: E731
+    assert statuses(searched) == statuses(plain) and searched["score"] == plain["score"] < plain["max_score"]
+    assert searched_s - plain_s < COURSE.counterexamples.seconds + 5
+    ce = exercise_entry(searched, "hvp").get("counterexample")
+    assert ce is None or not ce["got"].startswith("raised"), ce

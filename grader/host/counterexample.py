@@ -240,7 +240,8 @@ def describe(course: Course, exercise: str, test: str, recorded: Recorded, failu
         "elements": max_elements(recorded.args),
         "calls": calls,
     }
-    key = getattr(failure, "mistake", None)
+    raised = getattr(failure, "raised", None)  # an exception the test names by the course file (as plugin.classify)
+    key = getattr(failure, "mistake", None) or (course.error_mistake(*raised) if raised else None)
     if key:
         try:
             out["mistake"] = course.mistake(exercise, key).described(exercise, **getattr(failure, "fill", {}))
