@@ -174,9 +174,9 @@ def hidden_snippet(test: str, seed: int = 0) -> str | None:
             Recorder.call_args = (function, args, kwargs)
             raise Stop()
 
-    digest = hashlib.sha256(f"{seed}:{test}".encode()).digest()
-    rng = torch.Generator().manual_seed(int.from_bytes(digest[:8], "little"))
-    return function, params, Recorder, rng, Stop
+    from grader.host.plugin import seeded_generator
+
+    return function, params, Recorder, seeded_generator(seed, test), Stop
 
 
 def test_no_counterexample_is_a_hidden_input(found):
