@@ -338,7 +338,7 @@ class Worker:
         guard.refuse_kernel_registration()
         pid, fd, getpid, write, exit_ = os.getpid(), self.conn.fileno(), os.getpid, _write, os._exit
         recv = self.conn.recv_bytes
-        handlers = self.handlers()
+        handlers = types.MappingProxyType(self.handlers())  # read-only: a step that reaches this frame cannot swap one
         pack, send, tampered, guarded, tampered_by = _pack, _send, _tampered_reply, self.guarded(), TamperedBy
         while True:
             try:
