@@ -417,7 +417,9 @@ def test_a_run_on_a_cluster_reads_each_submission_when_its_turn_comes_and_report
     present = make_submission(tmp_path / "present")
     gone = tmp_path / "gone"
     finished = []
-    read = list(runner._read_present([(str(present), "present"), (str(gone), "gone")], finished.append))
+    from grader import catalog
+    course = catalog.load(None)
+    read = list(runner._read_present([(str(present), "present"), (str(gone), "gone")], course, finished.append))
     assert [sub.name for sub in read] == ["present"]
     assert finished == [runner.Vanished("gone", f"{gone} was there when the run started and is gone now")]
 
