@@ -38,6 +38,9 @@ class _InProcessWorker:
         self.conn = Connection(ours.detach())
         self.workdir = tempfile.mkdtemp(prefix="autograd-lab-inprocess-")
         self.worker = worker_module.Worker(None, self.workdir)
+        # Every thread here is the bench's own (the grading session, other workers' threads), none a
+        # submission's: the reply is built in this thread, never in a forked copy of the process.
+        self.worker.threads_at_start = 1 << 30
         self.output = _Output()
         self.thread = threading.Thread(target=self._serve, args=(Connection(theirs.detach()),), daemon=True)
         self.thread.start()

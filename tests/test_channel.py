@@ -99,3 +99,16 @@ def test_the_spawn_fallback_and_the_in_process_floor_are_the_protocols():
         assert isinstance(worker, WorkerHandle)
     finally:
         worker.close()
+
+
+def test_the_in_process_floor_grades_the_reference_to_full_marks():
+    """make bench's floor is the same cases with the worker in a thread: it must grade, not answer
+    "tampered" because the bench's own threads look like a submission's."""
+    from grader.host.runner import Options
+
+    engine = inprocess.InProcessEngine(Options())
+    try:
+        report = engine.grade(ROOT / "solutions")
+    finally:
+        engine.close()
+    assert report["score"] == report["max_score"] == 100
