@@ -198,3 +198,31 @@ def test_the_worker_checks_its_copies_against_the_grammar(monkeypatch):
     monkeypatch.setattr(grammar, "REPLY_TENSOR_FIELDS", grammar.REPLY_TENSOR_FIELDS + ("stride",))
     with pytest.raises(RuntimeError, match=r"argument kinds .*\$leaf.*; the encoder writes the tensor fields"):
         worker.check_grammar()
+
+
+def test_tensor_bytes_without_numpy_are_the_same_bytes(tmp_path):
+    """Students install torch, pytest and pyyaml only (NumPy is optional for torch): the worker and the
+    course's probes then take a tensor's bytes through the storage's own writer, and get the same bytes."""
+    import subprocess
+    import sys
+
+    code = """
+import sys
+sys.modules['numpy'] = None
+import torch
+from grader.sandboxed import worker
+from grader.cases.public import helpers
+assert worker._tobytes is None and helpers._ndarray_tobytes is None
+base = torch.arange(24, dtype=torch.float32).reshape(4, 6)
+cases = [base, base[1:3], base[:, 2:4], base.t(), torch.tensor([True, False]), torch.zeros(0),
+         torch.arange(5, dtype=torch.float64)[2:], torch.tensor(3.5), torch.tensor([1 + 2j]).conj()]
+for t in cases:
+    want = bytes(t.detach().resolve_conj().contiguous().reshape(-1).view(torch.uint8).tolist())
+    assert worker._tensor_bytes(t) == want, t
+    assert helpers.freeze(t)[0] == want, t
+    assert torch.equal(helpers.thaw(helpers.freeze(t)), t.resolve_conj()), t
+print("same", len(cases))
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "same 9"

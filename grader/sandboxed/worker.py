@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import _thread
 import importlib
+import io
 import json.encoder
 import os
 import sys
@@ -22,7 +23,6 @@ import types
 import warnings
 from typing import Any, Callable, NamedTuple
 
-import numpy
 import torch
 import torch.autograd.functional
 import torch.func
@@ -52,7 +52,14 @@ _numel, _element_size, _data_ptr = _TensorBase.numel, _TensorBase.element_size, 
 _strided = torch.strided
 _view, _reshape, _numpy, _uint8 = _TensorBase.view, _TensorBase.reshape, _TensorBase.numpy, torch.uint8
 _resolve_conj, _resolve_neg = _TensorBase.resolve_conj, _TensorBase.resolve_neg
-_tobytes = numpy.ndarray.tobytes  # a tensor's bytes without ctypes, which the audit hook refuses
+# A tensor's bytes without ctypes, which the audit hook refuses: through NumPy where it is installed,
+# else through the storage's own writer into a BytesIO (students need not install NumPy).
+try:
+    import numpy
+    _tobytes = numpy.ndarray.tobytes
+except ImportError:
+    _tobytes = None
+_clone, _write_file, _BytesIO = _TensorBase.clone, torch._C.StorageBase._write_file, io.BytesIO
 _Tensor, _dtype, _device = torch.Tensor, torch.dtype, torch.device
 _qualname = type.__dict__["__qualname__"].__get__  # a class's own name, whatever its metaclass says
 _is = lambda a, b: a is b  # noqa: E731
@@ -190,7 +197,14 @@ def _tensor_bytes(t: torch.Tensor) -> bytes:
     """wire.tensor_bytes with the C methods captured at import: torch.Tensor's Python attributes,
     which student code may replace, play no part."""
     flat = _contiguous(_resolve_neg(_resolve_conj(_to(_detach(t), "cpu"))))
-    return _tobytes(_numpy(_view(_reshape(flat, (-1,)), _uint8))) if _numel(flat) else b""
+    if not _numel(flat):
+        return b""
+    raw = _view(_reshape(flat, (-1,)), _uint8)
+    if _tobytes is not None:
+        return _tobytes(_numpy(raw))
+    out = _BytesIO()
+    _write_file(_untyped_storage(_clone(raw)), out, False, False, 1)  # a clone's storage holds just its bytes
+    return out.getvalue()
 
 
 _dumps = json.encoder.JSONEncoder(allow_nan=True).encode
