@@ -7,7 +7,7 @@ import torch
 from grader.cases.hidden import oracle
 from grader.cases.kit import answer
 
-from conftest import SOLUTIONS, STUBS
+from conftest import SOLUTIONS, STUBS, TEST_COURSE
 
 
 def test_an_answer_is_computed_once_per_input_and_each_caller_gets_its_own_copy():
@@ -43,7 +43,20 @@ def test_an_answer_refuses_an_argument_it_cannot_tell_apart_by_value():
         raise AssertionError("an object of unknown kind was accepted as part of an answer's key")
 
 
-def test_grading_a_class_reuses_the_oracle_answers(engine):
+def test_grading_a_class_reuses_the_oracle_answers():
+    """The hidden inputs are the same for every submission, so their answers are computed once. (A
+    counterexample search draws fresh inputs on purpose, and is off here: the stubs' one started
+    exercise would search.)"""
+    from grader.host.runner import Engine, Options
+
+    engine = Engine(Options(seed=0, course=TEST_COURSE, counterexamples=False))
+    try:
+        _reuses_the_oracle_answers(engine)
+    finally:
+        engine.close()
+
+
+def _reuses_the_oracle_answers(engine):
     engine.grade(SOLUTIONS)
     kept = {name: len(getattr(oracle, name).kept) for name in dir(oracle) if hasattr(getattr(oracle, name), "kept")}
     assert sum(kept.values()) > 0
