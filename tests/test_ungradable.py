@@ -105,3 +105,15 @@ def test_resume_grades_an_ungradable_file_again(tmp_path):
     assert summary.regraded == {name: "ungradable last time"} and summary.skipped == []
     again = json.loads((out / f"{name}.json").read_text(encoding="utf-8"))
     assert not score_files.is_ungradable(again) and score_files.read_valid(out / f"{name}.json") is not None
+
+
+def test_a_result_in_the_first_lines_earlier_wording_is_still_no_attempt():
+    """A term that began before the first line was reworded keeps its ungradable results uncounted."""
+    earlier = ("autograd-lab: not graded: the grader failed (not your code); this is no grade and does not count "
+               "as a submission / 评分程序出错（不是你的代码的问题）：这不是成绩，也不计入提交次数")
+    assert earlier != limits.UNGRADABLE
+    old = {"output": earlier + "\n! internal grader error", "score": 0, "tests": []}
+    metadata = {"created_at": "2026-01-03T00:00:00+00:00", "previous_submissions": [
+        {"submission_time": "2026-01-02T00:00:00+00:00", "score": 0, "results": old}]}
+    verdict = limits.decide(metadata, limits.Limit(max_submissions=1, window_hours=None))
+    assert verdict.graded and verdict.counted == 1

@@ -31,8 +31,14 @@ from pathlib import Path
 from grader.policy.timeutil import parse_time
 
 NOT_GRADED = "autograd-lab: not graded: over the submission limit / 超出提交次数限制，未评分"
-UNGRADABLE = ("autograd-lab: not graded: the grader failed (not your code); this is no grade and does not count "
-              "as a submission / 评分程序出错（不是你的代码的问题）：这不是成绩，也不计入提交次数")
+# The first line of an ungradable result: the grader's own failure, or a notebook of another course or
+# term (its reason is the next line); neither is a grade, and neither counts as a submission.
+UNGRADABLE = ("autograd-lab: not graded, for the reason below (the grader failed, or this is not this assignment's "
+              "file); this is no grade and does not count as a submission / 未评分，原因见下（评分程序出错，或这不是"
+              "本次作业的文件）：这不是成绩，也不计入提交次数")
+# Its earlier wording, still on the previous submissions of a term that began with it.
+_UNGRADABLE_BEFORE = ("autograd-lab: not graded: the grader failed (not your code); this is no grade and does not "
+                      "count as a submission / 评分程序出错（不是你的代码的问题）：这不是成绩，也不计入提交次数")
 METADATA_FILE = "submission_metadata.json"
 
 
@@ -100,7 +106,7 @@ def was_graded(previous: dict) -> bool:
         return False
     results = previous.get("results")
     output = results.get("output") if isinstance(results, dict) else None
-    return not (isinstance(output, str) and output.split("\n", 1)[0] in (NOT_GRADED, UNGRADABLE))
+    return not (isinstance(output, str) and output.split("\n", 1)[0] in (NOT_GRADED, UNGRADABLE, _UNGRADABLE_BEFORE))
 
 
 def decide(metadata: dict | None, limit: Limit) -> Verdict:
