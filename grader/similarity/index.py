@@ -20,14 +20,17 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from grader.similarity.handins import HandIn
 
 CLUSTER_SCORE = 0.6  # overall score that links two hand-ins into a cluster
 MIN_COMMON_CAP = 64  # a fingerprint in more groups than max(this, 4 * sqrt(groups)) proposes no pairs
+KEEP_OVERALL = 20000  # pairs kept for the page and the CSV (its limit), best overall
+KEEP_PER_EXERCISE = 1000  # and best per exercise (the page shows 10)
 PROBES = 8  # per answer, its rarest shared fingerprints that look for partners
+MIN_HITS = 2  # probes of one answer that must reach a partner for the pair to be a candidate
 
 
 @dataclass
@@ -84,16 +87,75 @@ def review(hand_ins: list[HandIn], exercises: list[str]) -> Review:
     groups = identical_groups(hand_ins)
     reps = [hand_ins[g[0]] for g in groups]
     totals = [{e: sum(weights[e][fp] for fp in fps) for e, fps in r.exercises.items()} for r in reps]
-    group_pairs = [GroupPair(g, g, 1.0, {e: 1.0 for e in reps[g].exercises}, sum(totals[g].values()))
-                   for g in range(len(groups)) if len(groups[g]) > 1 and reps[g].exercises]
+    kept = Kept(exercises, len(groups))
+    for g in range(len(groups)):
+        if len(groups[g]) > 1 and reps[g].exercises:
+            kept.add(GroupPair(g, g, 1.0, {e: 1.0 for e in reps[g].exercises}, sum(totals[g].values())))
     found, common = candidate_pairs(reps)
     scorer = Scorer(reps, totals, weights, common)
     for a, b in found:
-        group_pairs.append(scorer.score(a, b))
-    result = Review(hand_ins, exercises, weights, groups, group_pairs)
-    result.clusters = clusters(result)
-    result.exercise_clusters = {e: found for e in exercises if (found := clusters(result, e))}
+        kept.add(scorer.score(a, b))
+    del found
+    result = Review(hand_ins, exercises, weights, groups, kept.pairs())
+    result.clusters = kept.clusters(result)
+    result.exercise_clusters = {e: found for e in exercises if (found := kept.clusters(result, e))}
     return result
+
+
+class Kept:
+    """What the page and the CSV show, bounded whatever the number of scored pairs: the KEEP_OVERALL
+    best pairs overall and the KEEP_PER_EXERCISE best of each exercise (heaps), and the links of
+    CLUSTER_SCORE or more folded into one union-find overall and one per exercise as they come."""
+
+    def __init__(self, exercises: list[str], groups: int):
+        self.overall: list = []
+        self.by_exercise: dict[str, list] = {e: [] for e in exercises}
+        self.links: dict[str | None, list[int]] = {e: list(range(groups)) for e in [None, *exercises]}
+        self.count = 0
+
+    def add(self, gp: GroupPair) -> None:
+        self.count += 1
+        _push(self.overall, (gp.overall, gp.shared, self.count, gp), KEEP_OVERALL)
+        if gp.overall >= CLUSTER_SCORE:
+            _join(self.links[None], gp.a, gp.b)
+        for e, score in gp.by_exercise.items():
+            if score > 0:
+                _push(self.by_exercise[e], (score, gp.overall, self.count, gp), KEEP_PER_EXERCISE)
+            if score >= CLUSTER_SCORE:
+                _join(self.links[e], gp.a, gp.b)
+
+    def pairs(self) -> list[GroupPair]:
+        out = {id(item[3]): item[3] for heap in [self.overall, *self.by_exercise.values()] for item in heap}
+        return list(out.values())
+
+    def clusters(self, result: Review, exercise: str | None = None) -> list[list[str]]:
+        """Hand-ins linked (directly or through others) by a score of CLUSTER_SCORE or more, 3+: the
+        overall score, or with `exercise` that exercise's score (among the hand-ins that answer it)."""
+        parent = self.links[exercise]
+        members: dict[int, list[str]] = defaultdict(list)
+        for g, group in enumerate(result.groups):
+            answers = result.hand_ins[group[0]].exercises
+            if answers if exercise is None else exercise in answers:
+                members[_root(parent, g)] += [result.hand_ins[i].name for i in group]
+        return sorted((sorted(m) for m in members.values() if len(m) >= 3), key=len, reverse=True)
+
+
+def _push(heap: list, item: tuple, limit: int) -> None:
+    if len(heap) < limit:
+        heapq.heappush(heap, item)
+    elif item[:2] > heap[0][:2]:
+        heapq.heapreplace(heap, item)
+
+
+def _root(parent: list[int], g: int) -> int:
+    while parent[g] != g:
+        parent[g] = parent[parent[g]]
+        g = parent[g]
+    return g
+
+
+def _join(parent: list[int], a: int, b: int) -> None:
+    parent[_root(parent, a)] = _root(parent, b)
 
 
 def rarity_weights(hand_ins: list[HandIn], exercises: list[str]) -> dict[str, dict[int, float]]:
@@ -122,10 +184,10 @@ def candidate_pairs(reps: list[HandIn]) -> tuple[set[tuple[int, int]], set[tuple
     """(pairs of groups worth scoring, the fingerprints too common to be evidence).
 
     Every fingerprint of every answer is indexed; each answer then probes the index with its PROBES
-    rarest fingerprints that someone else shares (and that are not too common): its partners there are
-    its candidates. A copy shares the rarest of what it copied, so it is found; a fragment that many
-    share but that is nobody's rarest proposes no pair, so the pairs grow with the class, not with
-    the square of the fragments honest students converge on."""
+    rarest fingerprints that someone else shares (and that are not too common): a partner that two or
+    more of those probes reach (MIN_HITS) is a candidate. A copy shares the rarest of what it copied,
+    so it is found; one fragment that many write (`torch.sin(x)`) reaches nearly everyone once and
+    proposes no pair, so the pairs grow with the class, not with its square."""
     index: dict[tuple[str, int], list[int]] = defaultdict(list)
     for g, r in enumerate(reps):
         for e, fps in r.exercises.items():
@@ -137,8 +199,10 @@ def candidate_pairs(reps: list[HandIn]) -> tuple[set[tuple[int, int]], set[tuple
     for g, r in enumerate(reps):
         for e, fps in r.exercises.items():
             shared = [(len(index[(e, fp)]), fp) for fp in fps if 1 < len(index[(e, fp)]) <= cap]
-            for _, fp in heapq.nsmallest(PROBES, shared):
-                found.update((min(g, h), max(g, h)) for h in index[(e, fp)] if h != g)
+            probes = heapq.nsmallest(PROBES, shared)
+            need = max(MIN_HITS, len(probes) // 2)
+            hits = Counter(itertools.chain.from_iterable(index[(e, fp)] for _, fp in probes))
+            found.update((min(g, h), max(g, h)) for h, n in hits.items() if n >= need and h != g)
     return found, common
 
 
@@ -179,25 +243,3 @@ class Scorer:
             shared_all += shared
         union_all = self.grand_totals[a] + self.grand_totals[b] - shared_all
         return GroupPair(a, b, shared_all / union_all if union_all > 0 else 0.0, by_exercise, shared_all)
-
-
-def clusters(result: Review, exercise: str | None = None) -> list[list[str]]:
-    """Hand-ins linked (directly or through others) by a score of CLUSTER_SCORE or more, 3+: the
-    overall score, or with `exercise` that exercise's score (among the hand-ins that answer it)."""
-    parent = list(range(len(result.groups)))
-
-    def root(g: int) -> int:
-        while parent[g] != g:
-            parent[g] = parent[parent[g]]
-            g = parent[g]
-        return g
-
-    for gp in result.group_pairs:
-        if (gp.overall if exercise is None else gp.by_exercise.get(exercise, 0.0)) >= CLUSTER_SCORE:
-            parent[root(gp.a)] = root(gp.b)
-    members: dict[int, list[str]] = defaultdict(list)
-    for g, group in enumerate(result.groups):
-        answers = result.hand_ins[group[0]].exercises
-        if answers if exercise is None else exercise in answers:
-            members[root(g)] += [result.hand_ins[i].name for i in group]
-    return sorted((sorted(m) for m in members.values() if len(m) >= 3), key=len, reverse=True)
