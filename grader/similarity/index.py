@@ -30,6 +30,7 @@ MIN_COMMON_CAP = 64  # a fingerprint in more groups than max(this, 4 * sqrt(grou
 KEEP_OVERALL = 20000  # pairs kept for the page and the CSV (its limit), best overall
 KEEP_PER_EXERCISE = 1000  # and best per exercise (the page shows 10)
 PROBES = 8  # per answer, its rarest shared fingerprints that look for partners
+PARTNERS = 16  # per answer, the partners its probes reach most (ties: the rarest probe's first) that are candidates
 MIN_HITS = 2  # probes of one answer that must reach a partner for the pair to be a candidate
 
 
@@ -184,10 +185,11 @@ def candidate_pairs(reps: list[HandIn]) -> tuple[set[tuple[int, int]], set[tuple
     """(pairs of groups worth scoring, the fingerprints too common to be evidence).
 
     Every fingerprint of every answer is indexed; each answer then probes the index with its PROBES
-    rarest fingerprints that someone else shares (and that are not too common): a partner that two or
-    more of those probes reach (MIN_HITS) is a candidate. A copy shares the rarest of what it copied,
-    so it is found; one fragment that many write (`torch.sin(x)`) reaches nearly everyone once and
-    proposes no pair, so the pairs grow with the class, not with its square."""
+    rarest fingerprints that someone else shares (and that are not too common): of the partners that
+    half those probes reach (MIN_HITS at least), the PARTNERS reached most are candidates. A copy
+    shares the rarest of what it copied, so it is found; one statement that many write (`torch.sin(x)`)
+    reaches many partners, each with its few fingerprints, and proposes none of them alone; and an
+    answer proposes a bounded number of partners, so the pairs grow with the class, not its square."""
     index: dict[tuple[str, int], list[int]] = defaultdict(list)
     for g, r in enumerate(reps):
         for e, fps in r.exercises.items():
@@ -202,7 +204,8 @@ def candidate_pairs(reps: list[HandIn]) -> tuple[set[tuple[int, int]], set[tuple
             probes = heapq.nsmallest(PROBES, shared)
             need = max(MIN_HITS, len(probes) // 2)
             hits = Counter(itertools.chain.from_iterable(index[(e, fp)] for _, fp in probes))
-            found.update((min(g, h), max(g, h)) for h, n in hits.items() if n >= need and h != g)
+            hits.pop(g, None)
+            found.update((min(g, h), max(g, h)) for h, n in hits.most_common(PARTNERS) if n >= need)
     return found, common
 
 
