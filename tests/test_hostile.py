@@ -203,7 +203,7 @@ def test_patch_torch_compare(engine, tmp_path):
 def test_worker_per_module_keeps_a_patched_torch_to_its_module(tmp_path):
     """With Limits(worker_per_module=True) each module gets a worker of its own: the same attack
     holds, the reference still scores 100, and the score file says how many workers ran."""
-    e = _engine(Limits(worker_per_module=True))
+    e = _engine(Limits(worker_per_module=True), counterexamples=False)  # a search starts a fresh worker of its own
     try:
         report = grade(e, "patch_torch_compare", tmp_path)
         assert_held(report)

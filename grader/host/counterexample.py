@@ -190,7 +190,10 @@ def search(student: StudentCode, exercise: str, cases: list[Case], budget: Count
         except Exception:  # noqa: BLE001  (a test that cannot judge an input is no counterexample)
             return
 
-    saved = _guarded(student, budget)
+    left = student.budget.limits.submission_budget_s - student.budget.student_time
+    if left <= 0:
+        return None  # the submission's time is spent: a search never runs past it
+    saved = _guarded(student, min(budget.seconds, left))
     try:
         with student.working_on(exercise):
             prop()
@@ -204,20 +207,24 @@ def search(student: StudentCode, exercise: str, cases: list[Case], budget: Count
     return describe(course, exercise, case.test, recorded, failure, state.calls)
 
 
-def _guarded(student: StudentCode, budget: CounterexampleSearch) -> tuple:
+def _guarded(student: StudentCode, seconds: float) -> tuple:
     """Give the search fresh workers (none that held a hidden test's inputs, so that nothing the student's code
-    returns to the search can carry them) and a time budget of its own; keep what grading recorded, to put
-    it back after."""
+    returns to the search can carry them) and a time budget of its own (`seconds`: the course's, or what the
+    submission's budget has left, whichever is less); keep what grading recorded, to put it back after."""
     student.end_workers()
     saved = (student.budget, dict(student.tampered_exercises), dict(student.module_fates), len(student.output))
-    limits = dataclasses.replace(student.limits, exercise_budget_s=budget.seconds, submission_budget_s=budget.seconds)
+    limits = dataclasses.replace(student.limits, exercise_budget_s=seconds, submission_budget_s=seconds)
     student.budget = Budget(limits)
     return saved
 
 
 def _restore(student: StudentCode, saved: tuple) -> None:
     student.end_workers()  # the search's workers end too: what they printed is no part of the grading's output
+    searched = student.budget.student_time
     student.budget, tampered, fates, printed = saved
+    # Grading is over, so no score changes; the next exercise's search gets only what is left of the
+    # submission's budget: grading and searches together stay within it.
+    student.budget.student_time += searched
     del student.output[printed:]
     student.tampered_exercises.clear()
     student.tampered_exercises.update(tampered)

@@ -340,6 +340,7 @@ class Worker:
         # What student code must leave as it was, taken before any student module is imported:
         # torch's autograd objects the grader relies on and torch's public namespaces (see guard).
         self.fd = conn.fileno() if conn is not None else -1  # where replies go (a copy of the worker writes there too)
+        self.serving_pid = os.getpid()  # set again by serve(), in the process that serves
         self.threads_at_start = _thread._count()  # Python threads alive before any student code (the zygote's)
         self.relied = guard.take()
         self.namespaces = guard.take_namespaces()
@@ -351,6 +352,7 @@ class Worker:
         guard.install_audit_hook()  # from now on no function's code or defaults change
         guard.refuse_kernel_registration()
         pid, fd, getpid, write, exit_ = os.getpid(), self.conn.fileno(), os.getpid, _write, os._exit
+        self.serving_pid = pid  # only this process answers (_reply checks it before it sends anything)
         recv = self.conn.recv_bytes
         handlers = types.MappingProxyType(self.handlers())  # read-only: a step that reaches this frame cannot swap one
         pack, send, tampered, guarded, tampered_by = _pack, _send, _tampered_reply, self.guarded(), TamperedBy
@@ -481,12 +483,14 @@ class Worker:
 
     def _reply(self, guarded: Guarded, failure, found, reply, request_id, _count=_thread._count, _fork=os.fork,
                _waitpid=os.waitpid, _exit=os._exit, _pack=_pack, _send=_send, _tampered=_tampered_reply,
-               _tampered_by=TamperedBy, _by_torch=BY_TORCH, _OSError=OSError) -> tuple | TamperedBy:
+               _tampered_by=TamperedBy, _by_torch=BY_TORCH, _OSError=OSError, _getpid=os.getpid) -> tuple | TamperedBy:
         """After an import's or a call's last step, the reply, built where no thread of the
         submission runs: in this process when none is alive, else in a copy of it made by
         os.fork(), which has only the thread that forked; the copy sends the reply itself and ends,
         and this process answers SENT (the worker sends nothing more). A thread cannot then change
         what is checked or encoded while it is (a tensor's requires_grad, grad_fn, the values)."""
+        if _getpid() != self.serving_pid:  # a copy made by os.fork() in student code: it never answers
+            _exit(0)
         if _count() <= self.threads_at_start:
             return self._checked_reply(guarded, failure, found, reply)
         try:

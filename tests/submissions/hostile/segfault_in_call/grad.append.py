@@ -1,8 +1,9 @@
 
 
 # ---- attack: crash the interpreter in a call ---------------------------------------------------------
-import ctypes
+# (faulthandler's own null read: ctypes, the older route, is refused by the worker's audit hook)
+import faulthandler
 
 
 def hvp(f, x, v):
-    ctypes.string_at(0)  # SIGSEGV
+    faulthandler._read_null()  # SIGSEGV
