@@ -59,17 +59,14 @@ class Review:
     weights: dict[str, dict[int, float]]
     groups: list[list[int]]  # indexes into hand_ins, identical after normalisation
     group_pairs: list[GroupPair]
+    ranked: dict[str | None, list[GroupPair]] = field(default_factory=dict)  # exercise (None: overall) -> best first
     clusters: list[list[str]] = field(default_factory=list)  # over the whole hand-in
     exercise_clusters: dict[str, list[list[str]]] = field(default_factory=dict)  # exercise -> its clusters
 
     def pairs(self, limit: int | None = None, exercise: str | None = None) -> list[Pair]:
         """Hand-in pairs, best first, by overall score or by one exercise's; at most `limit`."""
-        key = (lambda gp: (gp.overall, gp.shared)) if exercise is None else \
-            (lambda gp: (gp.by_exercise.get(exercise, 0.0), gp.overall))
-        ranked = sorted((gp for gp in self.group_pairs if exercise is None or gp.by_exercise.get(exercise, 0) > 0),
-                        key=key, reverse=True)
         out: list[Pair] = []
-        for gp in ranked:
+        for gp in self.ranked.get(exercise, []):
             members = itertools.combinations(self.groups[gp.a], 2) if gp.a == gp.b else \
                 itertools.product(self.groups[gp.a], self.groups[gp.b])
             for i, j in members:
@@ -97,7 +94,7 @@ def review(hand_ins: list[HandIn], exercises: list[str]) -> Review:
     for a, b in found:
         kept.add(scorer.score(a, b))
     del found
-    result = Review(hand_ins, exercises, weights, groups, kept.pairs())
+    result = Review(hand_ins, exercises, weights, groups, kept.pairs(), kept.ranked())
     result.clusters = kept.clusters(result)
     result.exercise_clusters = {e: found for e in exercises if (found := kept.clusters(result, e))}
     return result
@@ -128,6 +125,12 @@ class Kept:
     def pairs(self) -> list[GroupPair]:
         out = {id(item[3]): item[3] for heap in [self.overall, *self.by_exercise.values()] for item in heap}
         return list(out.values())
+
+    def ranked(self) -> dict[str | None, list[GroupPair]]:
+        """Each heap's pairs best first: overall (key None) and per exercise."""
+        heaps = {None: self.overall, **self.by_exercise}
+        best_first = (lambda item: (item[0], item[1], -item[2]))  # ties: the first scored first
+        return {e: [item[3] for item in sorted(heap, key=best_first, reverse=True)] for e, heap in heaps.items()}
 
     def clusters(self, result: Review, exercise: str | None = None) -> list[list[str]]:
         """Hand-ins linked (directly or through others) by a score of CLUSTER_SCORE or more, 3+: the
