@@ -101,6 +101,9 @@ def test_two_courses_in_one_process_each_name_their_own_mistakes(tmp_path):
     only = {"partial_grads", "hvp"}
     engines = {"autograd-lab": Engine(Options(seed=0, exercises=only))}
     engines["derivatives"] = Engine(Options(seed=0, exercises=only, course=courses["derivatives"][1]), slot=1)
+    # pytest puts the second course's case folders on sys.path; later engines of this process would bind
+    # them into their sandboxes (and, as root, check that their workers can enter this 0700 tmp_path)
+    path_before = list(sys.path)
     try:
         for name in TWO_WAYS + TWO_WAYS[::-1]:  # interleaved: first, second, second, first
             for which in (["autograd-lab", "derivatives"] if name == TWO_WAYS[0] else ["derivatives", "autograd-lab"]):
@@ -118,6 +121,7 @@ def test_two_courses_in_one_process_each_name_their_own_mistakes(tmp_path):
     finally:
         for engine in engines.values():
             engine.close()
+        sys.path[:] = path_before
 
 
 def test_validate_audits_the_second_course(second):
