@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _options(args, folders: tuple[str, ...], exercises=None):
-    from grader.host.runner import Options, resolve_device
+    from grader.host.options import Options, resolve_device
     from grader.protocol.limits import Limits
 
     limits = Limits()
@@ -142,12 +142,19 @@ def cmd_check(args) -> int:
 
         return watch(path, args.exercise, _options(args, ("public",)))
     from grader.display import check_table, use_color
+    from grader.host.launcher import launcher_for
     from grader.host.lifecycle import stop_on_signals
-    from grader.host.runner import Engine
 
     options = _options(args, ("public",), set(args.exercise) if args.exercise else None)
     options.show_output = options.fork_zygote = True
-    engine = Engine(options)
+    launcher = launcher_for(options, course)  # the zygote forked now: its warm-up overlaps pytest's import
+    from grader.host.runner import Engine
+
+    try:
+        engine = Engine(options, launcher=launcher)
+    except BaseException:
+        launcher.close()
+        raise
     try:
         with stop_on_signals():  # Ctrl-C stops the check, instead of failing the test it interrupted
             report = engine.grade(path)

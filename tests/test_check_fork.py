@@ -6,6 +6,7 @@ fresh interpreter: a fork is refused where other threads run, as in a test sessi
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -41,6 +42,7 @@ print(json.dumps({"forked": type(engine.launcher.process) is ForkedZygote, "ende
 
 REFUSED = """
 import json
+import os
 import grader.cases.hidden.test_grad  # noqa: F401  (a process that holds hidden tests)
 from grader import catalog
 from grader.host.launcher import ForkedZygote, make_launcher
@@ -81,3 +83,22 @@ def test_a_check_forks_its_zygote_and_its_workers_see_a_clean_sandbox(tmp_path):
 def test_a_process_that_holds_hidden_tests_starts_its_zygote_instead():
     result = run(REFUSED)
     assert result == {"forked": False, "plan": result["plan"]} and result["plan"]
+
+
+def test_the_check_forks_its_zygote_before_it_imports_pytest(tmp_path):
+    """The real `grader check`: the zygote is forked once torch is imported and before pytest is, so that its
+    warm-up runs beside pytest's import (the cold check's latency, issue 22); its workers hold no pytest."""
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    for module in SOLUTIONS.glob("*.py"):
+        (folder / module.name).write_text(module.read_text())
+    (folder / "grad.py").write_text((SOLUTIONS / "grad.py").read_text().replace(
+        "def hvp(f, x: Tensor, v: Tensor) -> Tensor:\n",
+        "def hvp(f, x: Tensor, v: Tensor) -> Tensor:\n"
+        "    import sys as _sys\n"
+        "    print('PYTEST-LOADED', sorted(m for m in _sys.modules if m.split('.')[0] in ('pytest', '_pytest')))\n", 1))
+    done = subprocess.run([sys.executable, "-m", "grader", "check", str(folder), "--exercise", "hvp", "-v"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300, env={**os.environ, "NO_COLOR": "1"})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    seen = [line.split("PYTEST-LOADED ", 1)[1] for line in done.stdout.splitlines() if "PYTEST-LOADED " in line]
+    assert seen and set(seen) == {"[]"}, seen[:3]

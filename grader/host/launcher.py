@@ -561,3 +561,10 @@ def _describe_spawned(plan: SandboxPlan, limits: Limits) -> dict:
         "environment": "cleared: only PATH, HOME, LANG, TMPDIR and thread settings",
         "notes": list(plan.notes),
     }
+
+
+def launcher_for(options, course: Catalog, slot: int = 0) -> WorkerLauncher:
+    """The launcher an engine with these `Options` (`grader.host.options`) grades through; its zygote is
+    forked from this process only for a run of public tests (`grader check`)."""
+    return make_launcher(options.limits, course, device=options.device, slot=slot, extra_hidden=options.extra_hidden,
+                         force_mode=options.sandbox, fork=options.fork_zygote and options.folders == ("public",))

@@ -32,52 +32,24 @@ from grader import score_files
 from grader.errors import GraderError, RunStopped
 from grader.host import intake, lifecycle, results, scoring
 from grader.host.channel import WorkerLauncher
-from grader.host.launcher import describe_sandbox, make_launcher
+from grader.host.launcher import describe_sandbox, launcher_for
+from grader.host.options import Options, resolve_device  # noqa: F401  (runner.Options: where callers import it)
 from grader.host.plugin import GradingPlugin, TestOutcome
 from grader.host.session import GradingSession
 from grader.host.student_code import StudentCode
-from grader.protocol.limits import Limits
 from grader.protocol.messages import TestStatus
-
-
-@dataclass
-class Options:
-    device: str = "cpu"
-    seed: int = 0
-    folders: tuple[str, ...] = ("public", "hidden")
-    exercises: set[str] | None = None
-    limits: Limits = field(default_factory=Limits)
-    extra_hidden: list[str] = field(default_factory=list)
-    sandbox: str | None = None  # None: the strongest isolation this machine allows; "process": no namespaces
-    course: str | None = None  # the course file (None: the package's own course, grader/cases/course.yaml)
-    show_output: bool = False  # `grader check`: each public test carries what the student's code printed and warned
-    # `grader check`: the zygote forked from this process, which imported torch already (public tests only)
-    fork_zygote: bool = False
-    counterexamples: bool = True  # False (--no-counterexamples): no search, none in the score files
-
-
-def resolve_device(device: str) -> str:
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cuda" and not torch.cuda.is_available():
-        raise GraderError("--device cuda: no CUDA GPU is available to this torch "
-                          f"({torch.__version__}); use --device cpu or auto")
-    if device not in ("cpu", "cuda"):
-        raise GraderError(f"unknown device {device!r}: use cpu, cuda or auto")
-    return device
 
 
 class Engine:
     """Grades submissions in this process. One zygote and one pytest session, reused; one fresh
     worker per submission."""
 
-    def __init__(self, options: Options, slot: int = 0):
+    def __init__(self, options: Options, slot: int = 0, launcher: WorkerLauncher | None = None):
+        """`launcher`: one started already (`grader check` forks its zygote before importing pytest)."""
         self.options = options
         self.catalog = catalog_module.load(options.course)  # this engine's course, passed wherever it is needed
         self.tests_sha256 = catalog_module.tests_sha256(self.catalog)
-        self.launcher: WorkerLauncher = make_launcher(options.limits, self.catalog, device=options.device, slot=slot,
-                                      extra_hidden=options.extra_hidden, force_mode=options.sandbox,
-                                      fork=options.fork_zygote and options.folders == ("public",))
+        self.launcher: WorkerLauncher = launcher or launcher_for(options, self.catalog, slot)
         self.plugin = GradingPlugin(self.catalog, options.folders, options.device, options.seed, options.exercises,
                                     show_output=options.show_output,
                                     counterexamples=options.counterexamples)
