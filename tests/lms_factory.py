@@ -1,8 +1,10 @@
 """Realistic score files and rosters for the LMS tests (schema-valid by construction, and checked).
 
-A fixed class of exercises named like the problem set's (the LMS tests' totals are their own, whatever
-the course becomes), each with a visible test worth 2 points and a hidden test worth 3 (so the total
-is 95, and test weights differ inside an exercise).
+The class's exercises are the course's (tests/conftest.py's COURSE: this project's, or the changed course
+AUTOGRAD_LAB_TEST_COURSE names), by name and module in the course's order; their points are the factory's
+own: a visible test worth 2 points and a hidden test worth 3 per exercise (so the total is 5 per exercise,
+95 for this course's 19, and test weights differ inside an exercise). The tests name exercises by their
+role (WRONG, the one most hand-ins get wrong; FIRST, SECOND...), never by a name of the course.
 """
 
 from __future__ import annotations
@@ -16,17 +18,21 @@ import jsonschema
 
 from grader.lms.scores import SCHEMA_PATH
 
-EXERCISES = [
-    ("graph_node_counts", "graph.py"), ("make_leaf", "graph.py"), ("intermediate_grads", "graph.py"),
-    ("dynamic_doubling", "graph.py"), ("two_losses_grad", "backward.py"), ("weighted_backward", "backward.py"),
-    ("partial_grads", "grad.py"), ("nth_derivative", "grad.py"), ("hvp", "grad.py"), ("jacobian_rows", "grad.py"),
-    ("grads_per_step", "accumulation.py"), ("accumulate_microbatches", "accumulation.py"),
-    ("gd_fit", "accumulation.py"), ("add_into", "inplace.py"), ("safe_add_", "inplace.py"),
-    ("shifted_sigmoid_and_grad", "inplace.py"), ("SmoothAbs", "extensions.py"),
-    ("numerical_gradient", "extensions.py"), ("frozen_predict", "extensions.py"),
-]
+from conftest import COURSE
+
+EXERCISES = [(exercise.name, exercise.module) for exercise in COURSE.exercises]
+NAMES = [name for name, _ in EXERCISES]
+# 11 at least: the roles below stay distinct, and twice the total is above Moodle's limit of 100 (test_lms_moodle)
+assert len(NAMES) >= 11, f"the LMS tests need a course of 11 exercises at least, {COURSE.path} has {len(NAMES)}"
+MODULE = dict(EXERCISES)
+PER_EXERCISE = 5.0
+FIRST, SECOND, LAST = NAMES[0], NAMES[1], NAMES[-1]
+WRONG = NAMES[len(NAMES) // 2]  # the exercise the tests' hand-ins get wrong: neither first nor last
+AFTER_WRONG = NAMES[NAMES.index(WRONG) + 1]  # the next one in the course's order (a correct one)
+THREE_WRONG = (WRONG, NAMES[-2], LAST)  # bob's three wrong exercises (15 points lost)
+HIDDEN_WRONG = (SECOND, NAMES[-3])  # chen gets only these exercises' hidden tests wrong (2 x 3 points)
 TESTS = [("test_public", 2.0, "visible"), ("test_hidden", 3.0, "hidden")]
-MAX_SCORE = 5.0 * len(EXERCISES)
+MAX_SCORE = PER_EXERCISE * len(EXERCISES)
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 HIDDEN_SECRET = "expected tensor([0.1234]) for hidden seed 987"
@@ -34,7 +40,7 @@ HIDDEN_SECRET = "expected tensor([0.1234]) for hidden seed 987"
 
 def make_score(submission: str, failed: Iterable[str] = (), status: str = "failed",
                submission_errors: Iterable[str] = ()) -> dict:
-    """A score file; `failed` names exercises ('hvp') or single tests ('hvp::test_hidden')."""
+    """A score file; `failed` names exercises (WRONG) or single tests (f"{WRONG}::test_hidden")."""
     failed = set(failed)
     exercises = []
     for name, module in EXERCISES:
@@ -128,10 +134,10 @@ def class_scores(directory: Path) -> Path:
     dara: nothing right; eve: no submission; zed: a submission with no roster row."""
     return write_scores(directory, {
         "ada": [],
-        "bob": ["hvp", "gd_fit", "SmoothAbs"],
-        "chen": ["make_leaf::test_hidden", "safe_add_::test_hidden"],
-        "dara": [name for name, _ in EXERCISES],
-        "zed": ["hvp"],
+        "bob": list(THREE_WRONG),
+        "chen": [f"{name}::test_hidden" for name in HIDDEN_WRONG],
+        "dara": list(NAMES),
+        "zed": [WRONG],
     })
 
 

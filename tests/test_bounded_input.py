@@ -12,13 +12,13 @@ from grader.cli import progress_display
 from grader.lms import github_classroom as ghc
 from grader.lms.scores import load_score_path
 
-from lms_factory import EXERCISES, adjusted, make_score, run_grader, write_roster, write_scores
+from lms_factory import EXERCISES, WRONG, adjusted, make_score, run_grader, write_roster, write_scores
 
 EMOJI = "\U0001F600" * 2000  # 12 bytes each once json.dumps escapes it
 
 
 def test_a_huge_integer_is_one_bad_file_not_a_blocked_class(capsys, tmp_path):
-    scores = write_scores(tmp_path / "scores", {"ada": [], "chen": ["hvp"]})
+    scores = write_scores(tmp_path / "scores", {"ada": [], "chen": [WRONG]})
     huge = make_score("bob")
     huge["exercises"][0]["tests"][0]["duration_s"] = 10 ** 400  # valid JSON, passes the schema
     (scores / "bob.json").write_text(json.dumps(huge), encoding="utf-8")
@@ -110,7 +110,7 @@ def test_long_hidden_messages_fit_the_classroom_reporters_environment(capsys, tm
 
 def test_feedback_texts_stay_within_canvas_and_moodle_limits(capsys, tmp_path):
     scores = write_scores(tmp_path / "scores", {"ada": []})
-    data = make_score("bob", ["hvp"], submission_errors=[EMOJI, EMOJI])
+    data = make_score("bob", [WRONG], submission_errors=[EMOJI, EMOJI])
     (scores / "bob.json").write_text(json.dumps(data), encoding="utf-8")
     roster = write_roster(tmp_path / "roster.csv")
     code, _, err = run_grader(capsys, "export", "moodle", scores, "--roster", roster, "--item", "HW1",

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from lms_factory import class_scores, write_scores
+from lms_factory import THREE_WRONG, class_scores, write_scores
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"```(?:sh|bash|shell)\n(.*?)```", re.S)
@@ -78,11 +78,12 @@ FAST = ("grader report", "grader feedback", "grader diff", "grader export notebo
 
 @pytest.fixture(scope="module")
 def class_folder(tmp_path_factory) -> Path:
-    """A folder with scores/, scores-before/ and scores-after/ (bob's hvp fixed), as the docs' commands expect."""
+    """A folder with scores/, scores-before/ and scores-after/ (one of bob's three wrong exercises fixed), as the
+    docs' commands expect."""
     folder = tmp_path_factory.mktemp("docs")
     class_scores(folder / "scores")
     shutil.copytree(folder / "scores", folder / "scores-before")
-    write_scores(folder / "scores-after", {"ada": [], "bob": ["gd_fit", "SmoothAbs"]})
+    write_scores(folder / "scores-after", {"ada": [], "bob": list(THREE_WRONG[1:])})
     return folder
 
 

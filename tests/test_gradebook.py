@@ -1,6 +1,6 @@
 """`grader gradebook`: the course policy between the raw score and the grade (issue 13).
 
-Score files come from tests/lms_factory.py (19 exercises of 5 points, schema-valid); the policy,
+Score files come from tests/lms_factory.py (the course's exercises, 5 points each, schema-valid); the policy,
 hand-in times, extensions and overrides are files written here as an instructor would.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from grader.lms.scores import load_score_dir
-from lms_factory import MAX_SCORE, VALIDATOR, run_grader, write_roster, write_scores
+from lms_factory import LAST, MAX_SCORE, PER_EXERCISE, VALIDATOR, WRONG, run_grader, write_roster, write_scores
 
 POLICY = """\
 due: 2026-12-01T23:59:00+08:00       # ISO 8601 with a time zone; required
@@ -25,6 +25,15 @@ submitted_at: times.csv              # submission,submitted_at  (ISO 8601)
 extensions: extensions.csv           # submission or login,due  (a new due for that student)
 overrides: overrides.csv             # submission,exercise,score,reason  (exercise empty: the total)
 """
+
+
+ONE_WRONG = MAX_SCORE - PER_EXERCISE  # the raw score of a hand-in with WRONG wrong (90 of 95 for this course)
+TYPO = WRONG[0] + WRONG[2] + WRONG[1] + WRONG[3:]  # two letters swapped
+
+
+def late_grade(raw: float, days: int) -> float:
+    """POLICY's grade of `raw` handed in `days` started days late: 10% of the raw score per day."""
+    return round(raw * (1 - days / 10), 2)
 
 
 def write(path: Path, text: str) -> Path:
@@ -52,62 +61,65 @@ def final(out: Path, name: str) -> dict:
 
 
 def test_the_worked_example_of_the_issue(tmp_path, capsys):
-    """Due 2026-12-01T23:59+08:00, 15 min grace, 10% per started day, at most 3 days; raw 90
-    (hvp, worth 5, failed)."""
+    """Due 2026-12-01T23:59+08:00, 15 min grace, 10% per started day, at most 3 days; raw 90 of 95 for
+    this course (WRONG, worth 5, failed)."""
     scores, policy = course(
-        tmp_path, {"late": ["hvp"], "extended": ["hvp"], "very_late": ["hvp"], "regraded": ["hvp"]},
+        tmp_path, {"late": [WRONG], "extended": [WRONG], "very_late": [WRONG], "regraded": [WRONG]},
         times="late,2026-12-03T10:00+08:00\n"           # 1 day 10 h after the due time
               "extended,2026-12-03T10:00+08:00\n"
               "very_late,2026-12-06T23:59+08:00\n"      # 5 days
               "regraded,2026-12-01T23:00+08:00\n",
         extensions="submission,due\nextended,2026-12-04T00:00+08:00\n",
-        overrides="submission,exercise,score,reason\nregraded,hvp,5,regrade request 12\n")
+        overrides=f"submission,exercise,score,reason\nregraded,{WRONG},5,regrade request 12\n")
     out = tmp_path / "final"
     code, stdout, err = gradebook(capsys, scores, policy, out)
     assert code == 0, err
     late, extended, very_late, regraded = (final(out, n) for n in ("late", "extended", "very_late", "regraded"))
-    assert all(f["raw_score"] == 90 for f in (late, extended, very_late, regraded))
-    assert late["score"] == 72
-    assert [(a["kind"], a["points"]) for a in late["adjustments"]] == [("late", -18)]
-    assert "2 started days x 10% of 90" in late["adjustments"][0]["reason"]
+    assert all(f["raw_score"] == ONE_WRONG for f in (late, extended, very_late, regraded))
+    assert late["score"] == late_grade(ONE_WRONG, 2)  # 72
+    assert [(a["kind"], a["points"]) for a in late["adjustments"]] == [("late", late_grade(ONE_WRONG, 2) - ONE_WRONG)]
+    assert f"2 started days x 10% of {ONE_WRONG:g}" in late["adjustments"][0]["reason"]
     assert late["submitted_at"] == "2026-12-03T10:00:00+08:00"
-    assert extended["score"] == 90 and extended["adjustments"] == []
-    assert very_late["score"] == 0 and very_late["adjustments"][0]["points"] == -90
-    assert regraded["score"] == 95
-    assert regraded["adjustments"] == [{"kind": "override", "exercise": "hvp", "points": 5,
+    assert extended["score"] == ONE_WRONG and extended["adjustments"] == []
+    assert very_late["score"] == 0 and very_late["adjustments"][0]["points"] == -ONE_WRONG
+    assert regraded["score"] == MAX_SCORE
+    assert regraded["adjustments"] == [{"kind": "override", "exercise": WRONG, "points": 5,
                                         "reason": "regrade request 12"}]
-    hvp = next(e for e in regraded["exercises"] if e["name"] == "hvp")
-    assert (hvp["score"], hvp["raw_score"], sum(t["score"] for t in hvp["tests"])) == (5, 0, 0)
-    assert "regraded: 90 -> 95/95 (override hvp +5)" in stdout
+    wrong = next(e for e in regraded["exercises"] if e["name"] == WRONG)
+    assert (wrong["score"], wrong["raw_score"], sum(t["score"] for t in wrong["tests"])) == (5, 0, 0)
+    assert f"regraded: {ONE_WRONG:g} -> {MAX_SCORE:g}/{MAX_SCORE:g} (override {WRONG} +5)" in stdout
 
 
 def test_overrides_apply_to_exercises_first_then_the_late_penalty_to_the_total(tmp_path, capsys):
-    scores, policy = course(tmp_path, {"ada": ["hvp", "gd_fit"]}, times="ada,2026-12-03T10:00+08:00\n",
-                            overrides="submission,exercise,score,reason\nada,hvp,5,regrade request 12\n")
+    scores, policy = course(tmp_path, {"ada": [WRONG, LAST]}, times="ada,2026-12-03T10:00+08:00\n",
+                            overrides=f"submission,exercise,score,reason\nada,{WRONG},5,regrade request 12\n")
     out = tmp_path / "final"
     assert gradebook(capsys, scores, policy, out)[0] == 0
     ada = final(out, "ada")
-    assert [(a["kind"], a["points"]) for a in ada["adjustments"]] == [("override", 5), ("late", -18)]
-    assert ada["raw_score"] == 85 and ada["score"] == 72  # (85 + 5) x 0.8
+    assert [(a["kind"], a["points"]) for a in ada["adjustments"]] == [("override", 5),
+                                                                      ("late", late_grade(ONE_WRONG, 2) - ONE_WRONG)]
+    assert ada["raw_score"] == MAX_SCORE - 10 and ada["score"] == late_grade(ONE_WRONG, 2)  # (85 + 5) x 0.8
 
 
 def test_an_override_of_the_total_is_the_last_word(tmp_path, capsys):
-    scores, policy = course(tmp_path, {"ada": ["hvp"]}, times="ada,2026-12-03T10:00+08:00\n",
-                            overrides="submission,exercise,score,reason\nada,,80,academic board decision 3\n")
+    board = MAX_SCORE - 15  # 80
+    scores, policy = course(tmp_path, {"ada": [WRONG]}, times="ada,2026-12-03T10:00+08:00\n",
+                            overrides=f"submission,exercise,score,reason\nada,,{board:g},academic board decision 3\n")
     out = tmp_path / "final"
     assert gradebook(capsys, scores, policy, out)[0] == 0
     ada = final(out, "ada")
-    assert ada["score"] == 80
-    assert [(a["kind"], a["points"]) for a in ada["adjustments"]] == [("late", -18), ("override", 8)]
+    assert ada["score"] == board
+    assert [(a["kind"], a["points"]) for a in ada["adjustments"]] == [("late", late_grade(ONE_WRONG, 2) - ONE_WRONG),
+                                                                      ("override", board - late_grade(ONE_WRONG, 2))]
     assert ada["adjustments"][1]["reason"] == "academic board decision 3" and "exercise" not in ada["adjustments"][1]
 
 
 @pytest.mark.parametrize("handed_in, days, score", [
-    ("2026-12-02T00:14+08:00", 0, 95),      # inside the grace period
-    ("2026-12-02T00:15+08:00", 1, 85.5),    # one minute after it: a started day
-    ("2026-12-01T17:14+01:00", 0, 95),      # the same instants in Central Europe
-    ("2026-12-01T17:15+01:00", 1, 85.5),
-    ("2026-12-05T00:14+08:00", 3, 66.5),    # the third day, the last accepted
+    ("2026-12-02T00:14+08:00", 0, MAX_SCORE),          # inside the grace period
+    ("2026-12-02T00:15+08:00", 1, late_grade(MAX_SCORE, 1)),  # one minute after it: a started day
+    ("2026-12-01T17:14+01:00", 0, MAX_SCORE),          # the same instants in Central Europe
+    ("2026-12-01T17:15+01:00", 1, late_grade(MAX_SCORE, 1)),
+    ("2026-12-05T00:14+08:00", 3, late_grade(MAX_SCORE, 3)),  # the third day, the last accepted
     ("2026-12-05T00:15+08:00", 4, 0),       # the fourth: later than max_days
 ])
 def test_started_days_and_time_zones(tmp_path, capsys, handed_in, days, score):
@@ -134,14 +146,14 @@ def test_a_submission_without_a_time_is_left_out_and_listed_never_on_time(tmp_pa
 @pytest.mark.parametrize("file, text, message", [
     ("extensions.csv", "submission,due\nbbo,2026-12-04T00:00+08:00\n",
      "extensions.csv, line 2: submission 'bbo' has no score file (did you mean 'bob'?): an extension for an unknown"),
-    ("overrides.csv", "submission,exercise,score,reason\nbob,hvp,5,ok\nzed,hvp,5,regrade\n",
+    ("overrides.csv", f"submission,exercise,score,reason\nbob,{WRONG},5,ok\nzed,{WRONG},5,regrade\n",
      "overrides.csv, line 3: submission 'zed' has no score file: an override for an unknown submission is an error"),
-    ("overrides.csv", "submission,exercise,score,reason\nbob,hpv,5,regrade\n",
-     "overrides.csv, line 2: exercise 'hpv' is not in bob's score file (did you mean 'hvp'?)"),
-    ("overrides.csv", "submission,exercise,score,reason\nbob,hvp,6,regrade\n",
-     "overrides.csv, line 2: score 6 is outside 0..5 for hvp"),
-    ("overrides.csv", "submission,exercise,score,reason\nbob,hvp,5,\n", "line 2: an override needs a reason"),
-    ("overrides.csv", "submission,exercise,score,reason\nbob,,90,a\nbob,,91,b\n",
+    ("overrides.csv", f"submission,exercise,score,reason\nbob,{TYPO},5,regrade\n",
+     f"overrides.csv, line 2: exercise '{TYPO}' is not in bob's score file (did you mean '{WRONG}'?)"),
+    ("overrides.csv", f"submission,exercise,score,reason\nbob,{WRONG},6,regrade\n",
+     f"overrides.csv, line 2: score 6 is outside 0..5 for {WRONG}"),
+    ("overrides.csv", f"submission,exercise,score,reason\nbob,{WRONG},5,\n", "line 2: an override needs a reason"),
+    ("overrides.csv", f"submission,exercise,score,reason\nbob,,{ONE_WRONG:g},a\nbob,,{ONE_WRONG + 1:g},b\n",
      "line 3: a second override of the total for 'bob' (the first is on line 2)"),
     ("extensions.csv", "submission,due\nbob,2026-12-04 00:00\n", "line 2: due: '2026-12-04 00:00' has no time zone"),
     ("extensions.csv", "submission,due\nbob,2026-11-30T00:00+08:00\n", "is before the course's due time"),
@@ -152,7 +164,7 @@ def test_a_submission_without_a_time_is_left_out_and_listed_never_on_time(tmp_pa
      "times.csv, line 1: the hand-in times file needs the column(s) submission"),
 ])
 def test_bad_csv_rows_are_errors_naming_file_and_line_and_nothing_is_written(tmp_path, capsys, file, text, message):
-    scores, policy = course(tmp_path, {"bob": ["hvp"]}, times="bob,2026-12-01T10:00+08:00\n")
+    scores, policy = course(tmp_path, {"bob": [WRONG]}, times="bob,2026-12-01T10:00+08:00\n")
     write(tmp_path / file, text)
     out = tmp_path / "final"
     code, _, err = gradebook(capsys, scores, policy, out)
@@ -169,7 +181,7 @@ def test_extensions_by_login_through_the_roster(tmp_path, capsys):
     write_roster(tmp_path / "roster.csv")
     out = tmp_path / "final"
     assert gradebook(capsys, scores, policy, out)[0] == 0
-    assert final(out, "bob")["score"] == 95 and final(out, "ada")["score"] == 76
+    assert final(out, "bob")["score"] == MAX_SCORE and final(out, "ada")["score"] == late_grade(MAX_SCORE, 2)
     write(tmp_path / "extensions.csv", "login,due\nnobody,2026-12-04T00:00+08:00\n")
     code, _, err = gradebook(capsys, scores, policy, out)
     assert code == 2 and "extensions.csv, line 2: login 'nobody' is not in the roster" in err
@@ -219,20 +231,20 @@ def test_a_bad_policy_names_the_key_and_line(tmp_path, capsys, policy, message):
 def test_gradebook_on_its_own_output_recomputes_from_the_raw_score(tmp_path, capsys):
     """A late deduction is never applied twice: FINAL through the same policy is FINAL again, and
     through a policy with a new extension it is recomputed from raw_score."""
-    scores, policy = course(tmp_path, {"ada": ["hvp"], "bob": []},
+    scores, policy = course(tmp_path, {"ada": [WRONG], "bob": []},
                             times="ada,2026-12-03T10:00+08:00\nbob,2026-12-02T10:00+08:00\n",
-                            overrides="submission,exercise,score,reason\nada,hvp,5,regrade request 12\n")
+                            overrides=f"submission,exercise,score,reason\nada,{WRONG},5,regrade request 12\n")
     first, second = tmp_path / "final", tmp_path / "final2"
     assert gradebook(capsys, scores, policy, first)[0] == 0
     assert gradebook(capsys, first, policy, second)[0] == 0
     for name in ("ada", "bob"):
         once, twice = final(first, name), final(second, name)
         assert twice == once
-    assert final(second, "bob")["score"] == 85.5 and final(second, "ada")["score"] == 76
+    assert final(second, "bob")["score"] == late_grade(MAX_SCORE, 1) and final(second, "ada")["score"] == late_grade(MAX_SCORE, 2)
     write(tmp_path / "extensions.csv", "submission,due\nada,2026-12-04T00:00+08:00\n")
     assert gradebook(capsys, first, policy, second)[0] == 0
     ada = final(second, "ada")
-    assert ada["score"] == 95 and [a["kind"] for a in ada["adjustments"]] == ["override"]
+    assert ada["score"] == MAX_SCORE and [a["kind"] for a in ada["adjustments"]] == ["override"]
 
 
 def test_the_output_folder_is_ours_alone_and_a_rerun_replaces_it(tmp_path, capsys):
@@ -256,7 +268,7 @@ def test_the_output_folder_is_ours_alone_and_a_rerun_replaces_it(tmp_path, capsy
 def test_an_invalid_score_file_is_left_out_and_listed(tmp_path, capsys):
     scores, policy = course(tmp_path, {"ada": [], "bob": []},
                             times="ada,2026-12-01T10:00+08:00\nbob,2026-12-01T10:00+08:00\n",
-                            overrides="submission,exercise,score,reason\nbob,hvp,5,regrade\n")
+                            overrides=f"submission,exercise,score,reason\nbob,{WRONG},5,regrade\n")
     data = json.loads((scores / "bob.json").read_text())
     data["score"] = 1000
     (scores / "bob.json").write_text(json.dumps(data))
@@ -281,8 +293,8 @@ def test_times_from_gradescope_submission_metadata(tmp_path, capsys):
     code, _, err = gradebook(capsys, scores, policy, out)
     assert code == 1 and f"chen: no hand-in time (no {folders / 'chen' / 'submission_metadata.json'})" in err
     ada = final(out, "ada")  # 2026-12-02T06:22:32+08:00: 6 h 7 min after due + grace: one started day
-    assert ada["submitted_at"] == "2026-12-01T14:22:32.365935-08:00" and ada["score"] == 85.5
-    assert final(out, "bob")["score"] == 95  # 23:59 in Beijing is 15:59 UTC: on time
+    assert ada["submitted_at"] == "2026-12-01T14:22:32.365935-08:00" and ada["score"] == late_grade(MAX_SCORE, 1)
+    assert final(out, "bob")["score"] == MAX_SCORE  # 23:59 in Beijing is 15:59 UTC: on time
 
 
 def git(repo: Path, *args: str, date: str | None = None, check: bool = True, stdin: bytes = b"") -> str:
@@ -319,8 +331,8 @@ def test_times_from_the_last_commit_of_each_repository(tmp_path, capsys):
     out = tmp_path / "final"
     code, _, err = gradebook(capsys, scores, policy, out)
     assert code == 1 and "chen: no hand-in time" in err and "is not a git repository" in err
-    assert final(out, "ada")["submitted_at"] == "2026-12-03T10:00:00+08:00" and final(out, "ada")["score"] == 76
-    assert final(out, "bob")["score"] == 95
+    assert final(out, "ada")["submitted_at"] == "2026-12-03T10:00:00+08:00" and final(out, "ada")["score"] == late_grade(MAX_SCORE, 2)
+    assert final(out, "bob")["score"] == MAX_SCORE
 
 
 def test_a_hostile_repository_configuration_runs_nothing(tmp_path, capsys):
@@ -356,18 +368,18 @@ def test_late_none_leaves_lateness_to_the_lms_and_lists_it_in_the_summary(tmp_pa
     out = tmp_path / "final"
     assert gradebook(capsys, scores, policy, out)[0] == 0
     ada = final(out, "ada")
-    assert ada["score"] == 95 and ada["adjustments"] == [] and ada["submitted_at"] == "2026-12-09T10:00:00+08:00"
+    assert ada["score"] == MAX_SCORE and ada["adjustments"] == [] and ada["submitted_at"] == "2026-12-09T10:00:00+08:00"
     assert (out / "summary.csv").read_text().splitlines()[1].startswith("ada,late,2026-12-09T10:00:00+08:00,"
                                                                         "2026-12-01T23:59:00+08:00,,8,")
 
 
 def test_a_grade_that_does_not_follow_from_its_adjustments_is_refused_by_the_exports(tmp_path, capsys):
-    scores, policy = course(tmp_path, {"ada": ["hvp"]}, times="ada,2026-12-03T10:00+08:00\n")
+    scores, policy = course(tmp_path, {"ada": [WRONG]}, times="ada,2026-12-03T10:00+08:00\n")
     out = tmp_path / "final"
     assert gradebook(capsys, scores, policy, out)[0] == 0
-    assert [s.score for s in load_score_dir(out).scores] == [72]
+    assert [s.score for s in load_score_dir(out).scores] == [late_grade(ONE_WRONG, 2)]
     ada = final(out, "ada")
-    for broken, reason in (({**ada, "score": 90}, "$.score is 90 but raw_score"),
+    for broken, reason in (({**ada, "score": int(ONE_WRONG)}, f"$.score is {int(ONE_WRONG)} but raw_score"),
                            ({k: v for k, v in ada.items() if k != "raw_score"}, "raw_score")):
         (out / "ada.json").write_text(json.dumps(broken))
         (problem,) = load_score_dir(out).problems

@@ -17,13 +17,14 @@ import textwrap
 import pytest
 
 from grader.lms import canvas, moodle
-from lms_factory import EXERCISES, MAX_SCORE, run_grader, write_roster, write_scores
+from lms_factory import MAX_SCORE, NAMES, THREE_WRONG, WRONG, run_grader, write_roster, write_scores
 
-# ada: full marks, on time; bob: hvp, gd_fit, SmoothAbs wrong (80), 1 day 10 h late; chen: hvp wrong,
-# overridden to 5 after a regrade; dara: nothing right, on time; eve: no submission. A past term: an
-# LMS refuses a hand-in time in the future (Canvas answers 400 to such a submittedAt).
-RAW = {"ada": [], "bob": ["hvp", "gd_fit", "SmoothAbs"], "chen": ["hvp"], "dara": [n for n, _ in EXERCISES]}
-GRADES = {"ada": 95, "bob": 64, "chen": 95, "dara": 0}
+# ada: full marks, on time; bob: three exercises wrong (80 of 95), 1 day 10 h late (2 started days: 20% off);
+# chen: WRONG wrong, overridden to 5 after a regrade; dara: nothing right, on time; eve: no submission. A past
+# term: an LMS refuses a hand-in time in the future (Canvas answers 400 to such a submittedAt).
+RAW = {"ada": [], "bob": list(THREE_WRONG), "chen": [WRONG], "dara": list(NAMES)}
+GRADES = {"ada": MAX_SCORE, "bob": round(0.8 * (MAX_SCORE - 15), 2), "chen": MAX_SCORE, "dara": 0}
+CELLS = {name: f"{grade:g}" for name, grade in GRADES.items()}
 TITLE = "Autograd HW1"
 
 
@@ -33,7 +34,7 @@ def final(tmp_path, capsys):
     (tmp_path / "times.csv").write_text("submission,submitted_at\nada,2025-12-01T20:00+08:00\n"
                                         "bob,2025-12-03T10:00+08:00\nchen,2025-12-01T23:59+08:00\n"
                                         "dara,2025-11-29T08:00+08:00\n")
-    (tmp_path / "overrides.csv").write_text("submission,exercise,score,reason\nchen,hvp,5,regrade request 12\n")
+    (tmp_path / "overrides.csv").write_text(f"submission,exercise,score,reason\nchen,{WRONG},5,regrade request 12\n")
     (tmp_path / "policy.yaml").write_text(textwrap.dedent("""\
         due: 2025-12-01T23:59:00+08:00
         grace_minutes: 15
@@ -62,12 +63,13 @@ def test_canvas_import_of_the_grades(final, capsys):
     assert canvas.check_gradebook_csv(text) == []
     table = rows(text)
     total = table[0].index(f"{TITLE} (12345)")
-    hvp = table[0].index(f"{TITLE}: hvp")
+    wrong = table[0].index(f"{TITLE}: {WRONG}")
     assert table[1][total] == f"{MAX_SCORE:g}"  # Points Possible
     by_student = {r[0]: r for r in table[2:]}
-    expected = {"Lovelace, Ada": "95", "Bob Stone": "64", 'Chen "CJ" Jun': "95", "O'Neil, Dara": "0"}
+    expected = {"Lovelace, Ada": CELLS["ada"], "Bob Stone": CELLS["bob"], 'Chen "CJ" Jun': CELLS["chen"],
+                "O'Neil, Dara": CELLS["dara"]}
     assert {name: by_student[name][total] for name in expected} == expected
-    assert by_student['Chen "CJ" Jun'][hvp] == "5"  # the overridden exercise, in its own column
+    assert by_student['Chen "CJ" Jun'][wrong] == "5"  # the overridden exercise, in its own column
 
 
 def test_moodle_import_of_the_grades(final, capsys):
@@ -79,8 +81,8 @@ def test_moodle_import_of_the_grades(final, capsys):
     assert moodle.check_import_csv(text) == []
     grades = {r[0]: (r[1], r[2]) for r in rows(text)[1:]}
     assert {email: grade for email, (grade, _) in grades.items()} == {
-        "ada@example.edu": "95", "bob@example.edu": "64", "chen@example.edu": "95", "dara@example.edu": "0"}
-    assert "hvp 5/5" in grades["chen@example.edu"][1]
+        f"{name}@example.edu": cell for name, cell in CELLS.items()}
+    assert f"{WRONG} 5/5" in grades["chen@example.edu"][1]
 
 
 def test_prairielearn_results_of_the_grades(final, capsys):
@@ -129,14 +131,14 @@ def test_lti_passback_of_the_grades(final, platform, capsys, monkeypatch):
         (score,) = accepted[user]
         assert score["scoreGiven"] == GRADES[submission] and score["scoreMaximum"] == MAX_SCORE
         assert score["gradingProgress"] == "FullyGraded"
-    assert "hvp 5/5" in accepted["lti-chen-1b2c"][0]["comment"]
+    assert f"{WRONG} 5/5" in accepted["lti-chen-1b2c"][0]["comment"]
 
 
 
 def test_a_student_the_gradebook_left_out_is_not_called_without_a_submission(capsys, tmp_path):
     """The gradebook graded bob but had no hand-in time for him: the exports of FINAL say so, give
     him no 0 even with --missing-as-zero, and exit 1 (written, some left out)."""
-    scores = write_scores(tmp_path / "scores", {"ada": [], "bob": ["hvp"]})
+    scores = write_scores(tmp_path / "scores", {"ada": [], "bob": [WRONG]})
     (tmp_path / "times.csv").write_text("submission,submitted_at\nada,2026-01-01T10:00:00+00:00\n", encoding="utf-8")
     (tmp_path / "policy.yaml").write_text("due: 2026-01-02T00:00:00+00:00\nlate: none\nsubmitted_at: times.csv\n")
     final = tmp_path / "final"

@@ -14,7 +14,8 @@ import re
 import pytest
 
 from grader.lms import canvas
-from lms_factory import EXERCISES, MAX_SCORE, STUDENTS, class_scores, make_score, run_grader, write_roster
+from lms_factory import (EXERCISES, MAX_SCORE, NAMES, PER_EXERCISE, STUDENTS, WRONG, class_scores, make_score, run_grader,
+                         write_roster)
 
 TITLE = "Autograd HW1"
 
@@ -129,11 +130,11 @@ def test_r3_every_student_is_identified_by_canvas_id_sis_id_and_login(capsys, se
 def test_r4_cells_are_the_scores_and_a_student_without_submission_is_left_out(capsys, setup):
     code, text, err = export(capsys, setup, "--per-exercise")
     rows = {r[0]: r[5:] for r in parse(text)[2:]}
-    assert rows["Lovelace, Ada"][0] == "95" and rows["Bob Stone"][0] == "80"
-    assert rows['Chen "CJ" Jun'][0] == "89" and rows["O'Neil, Dara"][0] == "0"
+    assert rows["Lovelace, Ada"][0] == f"{MAX_SCORE:g}" and rows["Bob Stone"][0] == f"{MAX_SCORE - 15:g}"
+    assert rows['Chen "CJ" Jun'][0] == f"{MAX_SCORE - 6:g}" and rows["O'Neil, Dara"][0] == "0"
     assert "Eve Noshow" not in rows  # an empty cell would remove the grade Canvas has for her
-    hvp = 1 + [name for name, _ in EXERCISES].index("hvp")
-    assert rows["Bob Stone"][hvp] == "0" and rows["Lovelace, Ada"][hvp] == "5"
+    wrong = 1 + NAMES.index(WRONG)
+    assert rows["Bob Stone"][wrong] == "0" and rows["Lovelace, Ada"][wrong] == f"{PER_EXERCISE:g}"
     for cells in rows.values():
         assert all(re.fullmatch(r"[0-9]+(\.[0-9]{1,2})?", c) for c in cells)
     assert "zed" not in text  # a submission without roster row gets no row...
@@ -145,13 +146,13 @@ def test_r4_cells_are_the_scores_and_a_student_without_submission_is_left_out(ca
 def test_r4_missing_as_zero_and_fractional_points(capsys, setup):
     tmp_path, scores, _ = setup
     partial = make_score("ada")
-    partial["exercises"][0]["tests"][0]["score"] = 1.255
-    partial["exercises"][0]["score"] = 4.255
-    partial["score"] = 94.255
+    partial["exercises"][0]["tests"][0]["score"] = 1.254
+    partial["exercises"][0]["score"] = 4.254
+    partial["score"] = MAX_SCORE - 0.746
     (scores / "ada.json").write_text(json.dumps(partial))
     _, text, _ = export(capsys, setup, "--missing-as-zero")
     rows = {r[0]: r[5] for r in parse(text)[2:]}
-    assert rows["Eve Noshow"] == "0" and rows["Lovelace, Ada"] == "94.25"  # 2 decimals, '.' separator
+    assert rows["Eve Noshow"] == "0" and rows["Lovelace, Ada"] == f"{MAX_SCORE - 0.75:g}"  # 2 decimals, '.' separator
 
 
 def test_invalid_score_file_gets_no_grade_even_with_missing_as_zero(capsys, setup):
@@ -194,12 +195,12 @@ def test_a_file_graded_with_other_maxima_is_reported_and_the_rest_exported(capsy
     tmp_path, scores, _ = setup
     other = make_score("bob")
     other["exercises"] = other["exercises"][:-1]
-    other["score"] = other["max_score"] = 90.0
+    other["score"] = other["max_score"] = MAX_SCORE - PER_EXERCISE
     (scores / "bob.json").write_text(json.dumps(other))
     code, text, err = export(capsys, setup)
     assert code == 1 and "Bob Stone" not in text and "Lovelace, Ada" in text
     assert "NOT EXPORTED: bob.json (student at roster line 3 (Bob Stone; submission bob)): graded with other " \
-           f"exercises or maxima than the other score files (max 95 over {len(EXERCISES)} exercises)" in err
+           f"exercises or maxima than the other score files (max {MAX_SCORE:g} over {len(EXERCISES)} exercises)" in err
     (scores / "ada.json").write_text(json.dumps({**other, "submission": "ada"}))
     (scores / "zed.json").unlink()  # two files of each kind: no majority, refused, naming the files
     code, text, err = export(capsys, setup)
@@ -211,7 +212,8 @@ def test_points_possible_rescales_to_the_canvas_assignment(capsys, setup):
     rows = parse(text)
     assert rows[1][5] == "10"  # the Points Possible row
     scores = {r[0]: r[5] for r in rows[2:]}
-    assert scores == {"Lovelace, Ada": "10", "Bob Stone": "8.42", 'Chen "CJ" Jun': "9.37", "O'Neil, Dara": "0"}
+    out_of_10 = {lost: f"{round(10 * (MAX_SCORE - lost) / MAX_SCORE, 2):g}" for lost in (15, 6)}  # 8.42, 9.37
+    assert scores == {"Lovelace, Ada": "10", "Bob Stone": out_of_10[15], 'Chen "CJ" Jun': out_of_10[6], "O'Neil, Dara": "0"}
     assert canvas.check_gradebook_csv(text) == []
     for bad in ("0", "１０", "ten"):
         code, _, err = export(capsys, setup, "--points-possible", bad)

@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import COURSE
+from grader import catalog
 from grader.lms import github_classroom as ghc
 from grader.lms.scores import load_score_path
-from lms_factory import (EXERCISES, HIDDEN_SECRET, MAX_SCORE, adjusted, make_score, run_grader, score_from_points,
-                         write_scores)
+from lms_factory import (EXERCISES, FIRST, HIDDEN_SECRET, LAST, MAX_SCORE, MODULE, NAMES, PER_EXERCISE, SECOND, WRONG,
+                         adjusted, make_score, run_grader, score_from_points, write_scores)
 from lms_readers import classroom_reporter, workflow_commands
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "lms.md"
@@ -36,7 +38,7 @@ def runners_input(lines: list[str]) -> str:
 
 @pytest.fixture
 def bob(tmp_path):
-    return write_scores(tmp_path / "scores", {"bob": ["hvp", "gd_fit", "make_leaf::test_hidden"]})
+    return write_scores(tmp_path / "scores", {"bob": [WRONG, NAMES[-2], f"{SECOND}::test_hidden"]})
 
 
 def test_outputs_decode_to_valid_runners_and_the_classroom_total_is_the_score(capsys, tmp_path, bob):
@@ -51,8 +53,8 @@ def test_outputs_decode_to_valid_runners_and_the_classroom_total_is_the_score(ca
     runner_ids = [line.split("=", 1)[0] for line in lines]
     assert runner_ids == [ghc.runner_id(name) for name, _ in EXERCISES]  # one runner per exercise
     run = classroom_reporter(lines, ",".join(runner_ids))
-    assert run.points == "Points 82/95" and (run.total, run.maximum) == (MAX_SCORE - 13, MAX_SCORE)
-    assert "the reporter will record Points 82/95" in err
+    assert run.points == f"Points {MAX_SCORE - 13:g}/{MAX_SCORE:g}" and (run.total, run.maximum) == (MAX_SCORE - 13, MAX_SCORE)
+    assert f"the reporter will record Points {MAX_SCORE - 13:g}/{MAX_SCORE:g}" in err
 
 
 def test_g1_g3_fields_and_statuses(bob):
@@ -60,18 +62,20 @@ def test_g1_g3_fields_and_statuses(bob):
     for runner in runners.values():
         assert ghc.validate_runner(runner) == []
         assert runner["version"] == 3 and runner["max_score"] == 5
-    assert runners["hvp"]["status"] == "fail" and runners["makeLeaf"]["status"] == "fail"
-    assert runners["graphNodeCounts"]["status"] == "pass"
-    assert [t["status"] for t in runners["makeLeaf"]["tests"]] == ["pass", "fail"]
-    assert runners["smoothAbs"]["tests"][0]["filename"] == "extensions.py"
+    wrong, second, first, last = (ghc.runner_id(name) for name in (WRONG, SECOND, FIRST, LAST))
+    assert runners[wrong]["status"] == "fail" and runners[second]["status"] == "fail"
+    assert runners[first]["status"] == "pass"
+    assert [t["status"] for t in runners[second]["tests"]] == ["pass", "fail"]
+    assert runners[last]["tests"][0]["filename"] == MODULE[LAST]
 
 
 def test_errors_and_timeouts_are_reported_as_error(tmp_path):
-    data = make_score("cy", ["hvp"], status="timeout", submission_errors=["grad.py: hang at import"])
+    data = make_score("cy", [WRONG], status="timeout", submission_errors=[f"{MODULE[WRONG]}: hang at import"])
     (tmp_path / "cy.json").write_text(json.dumps(data))
     runners = ghc.build_runners(load_score_path(tmp_path / "cy.json").scores[0])
-    assert runners["hvp"]["status"] == "error" and "hang at import" in runners["hvp"]["message"]
-    assert "message" not in runners["makeLeaf"]
+    wrong = ghc.runner_id(WRONG)
+    assert runners[wrong]["status"] == "error" and "hang at import" in runners[wrong]["message"]
+    assert "message" not in runners[ghc.runner_id(SECOND)]
 
 
 def test_g5_one_runner_per_exercise_keeps_per_exercise_maxima_right(bob):
@@ -81,7 +85,8 @@ def test_g5_one_runner_per_exercise_keeps_per_exercise_maxima_right(bob):
         if all(t["status"] == "pass" for t in runner["tests"]) or tests_total == 0:
             assert ghc.console_score(runner) == pytest.approx(tests_total), rid
     # the documented limit: unequal test weights inside one exercise (2 + 3 points)
-    assert ghc.console_score(runners["makeLeaf"]) == 2.5 and ghc.reporter_totals({"m": runners["makeLeaf"]}) == (2, 5)
+    second = runners[ghc.runner_id(SECOND)]
+    assert ghc.console_score(second) == 2.5 and ghc.reporter_totals({"m": second}) == (2, 5)
 
 
 def test_hidden_messages_stay_hidden_unless_asked(bob):
@@ -107,14 +112,14 @@ def test_needs_exactly_one_submission(capsys, tmp_path):
 
 
 def test_runner_ids_are_what_the_reporters_regex_accepts():
-    assert ghc.runner_id("SmoothAbs") == "smoothAbs"
-    assert ghc.runner_id("safe_add_") == "safeAdd"
-    assert ghc.runner_id("graph_node_counts") == "graphNodeCounts"
+    assert ghc.runner_id("SoftClip") == "softClip"  # a class
+    assert ghc.runner_id("scale_into_") == "scaleInto"  # an in-place function
+    assert ghc.runner_id("edge_weight_sums") == "edgeWeightSums"
     assert ghc.runner_id("2nd-try") == "ex2ndTry"
     ids = [ghc.runner_id(name) for name, _ in EXERCISES]
     assert ghc.RUNNERS_INPUT_RE.fullmatch(",".join(ids)) and len(set(i.upper() for i in ids)) == len(ids)
     with pytest.raises(ValueError, match="comma-separated list"):  # what the reporter said of our old ids
-        classroom_reporter([], "graph_node_counts,make_leaf")
+        classroom_reporter([], "edge_weight_sums,scale_into_")
 
 
 def test_workflow_in_docs_matches_the_exporter(capsys, bob):
@@ -123,7 +128,8 @@ def test_workflow_in_docs_matches_the_exporter(capsys, bob):
     assert runners == [ghc.runner_id(name) for name, _ in EXERCISES]
     for rid in runners:
         assert f'{rid.upper()}_RESULTS: "${{{{ steps.autograd.outputs.{rid} }}}}"' in yaml_text
-    assert yaml_text in DOCS.read_text()  # the documented snippet is the one the tool prints
+    if COURSE.path == catalog.DEFAULT_COURSE:  # docs/lms.md shows this course's runners
+        assert yaml_text in DOCS.read_text()  # the documented snippet is the one the tool prints
 
 
 def test_the_validator_catches_each_broken_rule():
@@ -176,38 +182,39 @@ def test_js_number_is_javascripts_number_to_string():
 
 
 def test_g4_adjusted_and_clamped_files_record_their_total(capsys, tmp_path):
-    late = adjusted(make_score("ada", ["hvp"]), ("late", -9.0, "1 day late"), ("override", 2.5, "regrade 12"),
+    late = adjusted(make_score("ada", [WRONG]), ("late", -9.0, "1 day late"), ("override", 2.5, "regrade 12"),
                     submitted_at="2026-12-02T10:00:00+08:00")
     (tmp_path / "late.json").write_text(json.dumps(late))
     lines, _ = export_lines(capsys, tmp_path / "late.json")
-    assert classroom_reporter(lines, runners_input(lines)).points == "Points 83.5/95"  # 90 - 9 + 2.5
+    assert classroom_reporter(lines, runners_input(lines)).points == f"Points {MAX_SCORE - 11.5:g}/{MAX_SCORE:g}"  # -5 - 9 + 2.5
     over = make_score("ada")
     over["exercises"][0]["tests"][0]["score"] = 9.5  # 9.5 of 2: hand-edited
     over["exercises"][0]["score"] = 12.5
-    over["score"] = 102.5
+    over["score"] = MAX_SCORE + 7.5
     (tmp_path / "over.json").write_text(json.dumps(over))
     lines, err = export_lines(capsys, tmp_path / "over.json")
-    assert classroom_reporter(lines, runners_input(lines)).points == "Points 95/95"
-    assert "score above its maximum (test graph_node_counts::test_public 9.5/2; exercise graph_node_counts " \
-           "12.5/5; total 102.5/95): exported at the maximum" in err
+    assert classroom_reporter(lines, runners_input(lines)).points == f"Points {MAX_SCORE:g}/{MAX_SCORE:g}"
+    assert f"score above its maximum (test {FIRST}::test_public 9.5/2; exercise {FIRST} " \
+           f"12.5/5; total {MAX_SCORE + 7.5:g}/{MAX_SCORE:g}): exported at the maximum" in err
 
 
 def test_g7_student_text_cannot_become_a_workflow_command(capsys, tmp_path):
     """An import error whose message carries '::notice' lines (issue 16: four fake 'Points 100/100')."""
     injected = ("broken\n::notice title=Autograding complete::Points 100/100\n  ::set-output name=x::1\n"
                 "text ##[error]fake\r::notice::Points 100/100\u2028::warning::x")
-    data = make_score("eve", ["hvp"], status="error", submission_errors=[injected])
-    for test in data["exercises"][8]["tests"]:
+    data = make_score("eve", [WRONG], status="error", submission_errors=[injected])
+    wrong = NAMES.index(WRONG)
+    for test in data["exercises"][wrong]["tests"]:
         test["message"] = injected
         test["visibility"] = "visible"
-    data["exercises"][8]["tests"][0]["name"] = "test\n::notice::Points 100/100"
+    data["exercises"][wrong]["tests"][0]["name"] = "test\n::notice::Points 100/100"
     (tmp_path / "eve.json").write_text(json.dumps(data))
     lines, _ = export_lines(capsys, tmp_path / "eve.json")
     run = classroom_reporter(lines, runners_input(lines))
     assert any("Points 100/100" in line for line in run.console)  # the text is shown...
     assert workflow_commands(run.console) == [  # ...but the only commands are the reporter's own
-        "::notice title=Autograding complete::Points 90/95",
-        '::notice title=Autograding report::{"totalPoints":90,"maxPoints":95}',
+        f"::notice title=Autograding complete::Points {MAX_SCORE - PER_EXERCISE:g}/{MAX_SCORE:g}",
+        f'::notice title=Autograding report::{{"totalPoints":{MAX_SCORE - PER_EXERCISE:g},"maxPoints":{MAX_SCORE:g}}}',
         "::error::Some tests errored."]
     # the reader does catch an injection left alone, as the runner would run it
     assert workflow_commands(["Error: broken", "  ::notice title=x::Points 100/100", "a ##[error]b"]) == [

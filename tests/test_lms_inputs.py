@@ -10,7 +10,8 @@ from grader.lms import LmsError
 from grader.lms.matching import reconcile
 from grader.lms.roster import read_roster
 from grader.lms.scores import exercise_summary, format_points, load_score_dir, load_score_path
-from lms_factory import EXERCISES, MAX_SCORE, class_scores, make_score, write_roster, write_scores
+from lms_factory import (EXERCISES, FIRST, MAX_SCORE, MODULE, SECOND, WRONG, class_scores, make_score, write_roster,
+                         write_scores)
 
 
 # ----------------------------------------------------------------------------- score files
@@ -37,7 +38,7 @@ def test_summary_csv_and_dot_files_are_not_score_files(tmp_path):
     (b"\xff\xfe{}", "is not UTF-8"),
     (json.dumps({"schema_version": "1.0", "submission": "x"}), "does not match the score file schema"),
     (json.dumps({**make_score("x"), "score": -1}), "does not match the score file schema"),
-    (json.dumps({**make_score("x"), "score": 7.0}), "the exercise scores add up to 95"),
+    (json.dumps({**make_score("x"), "score": 7.0}), f"the exercise scores add up to {MAX_SCORE:g}"),
 ])
 def test_bad_score_files_are_reported_with_a_reason_not_skipped(tmp_path, content, reason):
     directory = write_scores(tmp_path, {"ada": []})
@@ -59,7 +60,7 @@ def test_unreadable_file_is_reported(tmp_path):
 
 def test_a_submission_scored_twice_is_not_exported_at_all(tmp_path):
     directory = write_scores(tmp_path, {"ada": [], "bob": []})
-    (directory / "ada-regraded.json").write_text(json.dumps(make_score("ada", ["hvp"])))
+    (directory / "ada-regraded.json").write_text(json.dumps(make_score("ada", [WRONG])))
     scores = load_score_dir(directory)
     assert [s.submission for s in scores.scores] == ["bob"]
     assert sorted(p.path.name for p in scores.problems) == ["ada-regraded.json", "ada.json"]
@@ -90,7 +91,7 @@ def test_without_jsonschema_the_builtin_check_still_rejects_bad_files(tmp_path, 
     broken = make_score("bob")
     broken["exercises"][0]["tests"][0]["status"] = "maybe"
     (directory / "bob.json").write_text(json.dumps(broken))
-    odd = {**make_score("cy"), "raw_score": 95, "adjustments": [{"kind": "late"}]}
+    odd = {**make_score("cy"), "raw_score": MAX_SCORE, "adjustments": [{"kind": "late"}]}
     (directory / "cy.json").write_text(json.dumps(odd))
     scores = load_score_dir(directory)
     assert [s.submission for s in scores.scores] == ["ada"]
@@ -105,12 +106,13 @@ def test_points_are_written_with_a_dot_and_two_decimals_at_most():
 
 def test_exercise_summary_is_short_and_complete(tmp_path):
     path = tmp_path / "bob.json"
-    path.write_text(json.dumps(make_score("bob", ["hvp"], submission_errors=["grad.py: ImportError"])))
+    problem = f"{MODULE[WRONG]}: ImportError"
+    path.write_text(json.dumps(make_score("bob", [WRONG], submission_errors=[problem])))
     scores = load_score_path(path)
     text = exercise_summary(scores.scores[0])
-    assert text.startswith("graph_node_counts 5/5; make_leaf 5/5;")
-    assert "; hvp 0/5;" in text and text.count(";") == len(EXERCISES) - 1
-    assert text.endswith("Problems with the submission: grad.py: ImportError")
+    assert text.startswith(f"{FIRST} 5/5; {SECOND} 5/5;")
+    assert f"; {WRONG} 0/5;" in text and text.count(";") == len(EXERCISES) - 1
+    assert text.endswith(f"Problems with the submission: {problem}")
 
 
 # ----------------------------------------------------------------------------- roster
@@ -212,7 +214,7 @@ def test_an_unwritable_output_is_a_clear_error(capsys, tmp_path):
 
 def test_multiline_submission_errors_stay_on_one_feedback_line(tmp_path):
     path = tmp_path / "bob.json"
-    path.write_text(json.dumps(make_score("bob", ["hvp"], submission_errors=["Traceback:\n  File grad.py\nSyntaxError"])))
+    path.write_text(json.dumps(make_score("bob", [WRONG], submission_errors=["Traceback:\n  File grad.py\nSyntaxError"])))
     assert "\n" not in exercise_summary(load_score_path(path).scores[0])
 
 
@@ -234,17 +236,17 @@ def odd_files(directory):
     over = make_score("bob")
     over["exercises"][0]["tests"][0]["score"] = 9.5
     over["exercises"][0]["score"] = 12.5
-    over["score"] = 102.5
-    surrogate = json.dumps(make_score("chen", ["hvp"], submission_errors=["X"])).replace('"X"', '"\\ud800\\udfff \\u0000"')
-    inconsistent = {**make_score("dara"), "raw_score": 95, "adjustments": [{"kind": "late", "points": -10,
-                                                                            "reason": "late"}]}  # score still 95
+    over["score"] = MAX_SCORE + 7.5
+    surrogate = json.dumps(make_score("chen", [WRONG], submission_errors=["X"])).replace('"X"', '"\\ud800\\udfff \\u0000"')
+    inconsistent = {**make_score("dara"), "raw_score": int(MAX_SCORE),
+                    "adjustments": [{"kind": "late", "points": -10, "reason": "late"}]}  # score still the maximum
     files = {
         "ada.json": json.dumps(good), "bob.json": json.dumps(over), "chen.json": surrogate,
         "dara.json": json.dumps(inconsistent),
-        "nan.json": json.dumps(make_score("nan")).replace('"score": 95.0', '"score": NaN', 1),
+        "nan.json": json.dumps(make_score("nan")).replace(f'"score": {MAX_SCORE}', '"score": NaN', 1),
         "deep.json": "[" * 100_000 + "]" * 100_000, "string.json": '"a string"', "number.json": "42",
         "null.json": "null", "empty.json": "", "huge.json": json.dumps({**make_score("huge"), "duration_s": 1e308}),
-        "bad_adjustment.json": json.dumps({**make_score("badadj"), "raw_score": 95, "adjustments": [{"kind": "x"}]}),
+        "bad_adjustment.json": json.dumps({**make_score("badadj"), "raw_score": MAX_SCORE, "adjustments": [{"kind": "x"}]}),
         "bad_time.json": json.dumps({**make_score("badtime"), "submitted_at": "yesterday"}),
         "overflow.json": json.dumps(overflowing()),
     }
@@ -275,7 +277,7 @@ def test_every_export_survives_any_valid_json_and_goes_on_with_the_rest(capsys, 
     assert sorted(s.submission for s in loaded.scores) == ["ada", "bob", "chen", "huge", "\ufffd.zip"]
     reasons = {p.path.name: p.reason for p in loaded.problems}
     assert "NaN is not a JSON number" in reasons["nan.json"] and "nested too deeply" in reasons["deep.json"]
-    assert "raw_score 95 with the adjustments' -10 points gives 85" in reasons["dara.json"]
+    assert f"raw_score {MAX_SCORE:g} with the adjustments' -10 points gives {MAX_SCORE - 10:g}" in reasons["dara.json"]
     assert "$.adjustments[0]" in reasons["bad_adjustment.json"]
     assert "'yesterday' is not an ISO 8601 time with a time zone" in reasons["bad_time.json"]
     assert "add up to inf" in reasons["overflow.json"]  # two tests of 1e308: the sums overflow

@@ -15,7 +15,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from lms_factory import EXERCISES, MAX_SCORE, adjusted, make_score, run_grader, write_roster, write_scores
+from lms_factory import (AFTER_WRONG, EXERCISES, FIRST, MAX_SCORE, MODULE, NAMES, PER_EXERCISE, SECOND, THREE_WRONG, WRONG,
+                         adjusted, make_score, run_grader, write_roster, write_scores)
 
 # The LMS extra is instructor-only: skip where it is not installed, but never in CI, where a
 # skipped loopback test would pass for a working passback.
@@ -49,8 +50,8 @@ def platform_key():
 @pytest.fixture
 def course(tmp_path):
     """Scores for ada, bob, chen, dara (eve has not submitted), the roster, the tool's key file."""
-    scores = write_scores(tmp_path / "scores", {"ada": [], "bob": ["hvp", "gd_fit", "SmoothAbs"],
-                                                "chen": ["make_leaf::test_hidden"], "dara": [n for n, _ in EXERCISES]})
+    scores = write_scores(tmp_path / "scores", {"ada": [], "bob": list(THREE_WRONG),
+                                                "chen": [f"{SECOND}::test_hidden"], "dara": list(NAMES)})
     return tmp_path, scores, write_roster(tmp_path / "roster.csv")
 
 
@@ -84,13 +85,13 @@ def test_scores_reach_the_platform_one_per_student(capsys, course, platform, too
     assert code == 0, err
     accepted = platform.accepted()
     assert sorted(accepted) == sorted(LTI_USERS.values())  # eve (no submission) gets nothing
-    expected = {"ada": 95, "bob": 80, "chen": 92, "dara": 0}
+    expected = {"ada": MAX_SCORE, "bob": MAX_SCORE - 15, "chen": MAX_SCORE - 3, "dara": 0}
     for submission, user in LTI_USERS.items():
         (score,) = accepted[user]
         assert score["userId"] == user and score["scoreGiven"] == expected[submission]
         assert score["scoreMaximum"] == MAX_SCORE
         assert score["activityProgress"] == "Completed" and score["gradingProgress"] == "FullyGraded"
-    assert "hvp 0/5; jacobian_rows 5/5" in accepted["lti-bob-77aa"][0]["comment"]
+    assert f"{WRONG} 0/5; {AFTER_WRONG} 5/5" in accepted["lti-bob-77aa"][0]["comment"]
     assert len(platform.assertions) == 1  # one token for the whole run
     assert {a["path"] for a in platform.score_attempts} == {"/mod/lti/services.php/course/2/lineitems/7/lineitem/scores"}
     report = json.loads((tmp_path / "report.json").read_text())
@@ -144,13 +145,13 @@ def test_a_rerun_posts_nothing_and_a_changed_score_is_posted_again(capsys, cours
     code, _, err = publish(capsys, course, platform, tool_key)
     assert code == 0 and len(platform.score_attempts) == attempts  # nothing new posted
     assert "0 posted, 4 unchanged" in err
-    (scores / "bob.json").write_text(json.dumps(make_score("bob", ["hvp"])))  # regraded
+    (scores / "bob.json").write_text(json.dumps(make_score("bob", [WRONG])))  # regraded
     code, _, err = publish(capsys, course, platform, tool_key)
     assert code == 0 and "1 posted, 3 unchanged" in err
     bob = platform.accepted()["lti-bob-77aa"]
-    assert [s["scoreGiven"] for s in bob] == [80, 90] and bob[1]["timestamp"] > bob[0]["timestamp"]
+    assert [s["scoreGiven"] for s in bob] == [MAX_SCORE - 15, MAX_SCORE - 5] and bob[1]["timestamp"] > bob[0]["timestamp"]
     ledger = json.loads((scores / ".lti-ledger.json").read_text())
-    assert ledger["line_items"][platform.line_item_url]["lti-bob-77aa"]["scoreGiven"] == 90
+    assert ledger["line_items"][platform.line_item_url]["lti-bob-77aa"]["scoreGiven"] == MAX_SCORE - 5
 
 
 def test_the_ledger_is_kept_per_line_item(capsys, course, platform, tool_key):
@@ -195,7 +196,7 @@ def test_line_items_are_listed_with_their_urls(capsys, course, platform, tool_ke
     code, out, err = run_grader(capsys, "publish", "lti-line-items", "--platform-config", config, "--private-key", key)
     assert code == 0, err
     (item,) = [json.loads(line) for line in out.splitlines()]
-    assert item == {"id": platform.line_item_url, "label": "Autograd HW1", "scoreMaximum": 95}
+    assert item == {"id": platform.line_item_url, "label": "Autograd HW1", "scoreMaximum": 95}  # the platform's
     (claims,) = platform.assertions
     assert claims["requested_scope"] == ["https://purl.imsglobal.org/spec/lti-ags/scope/lineitem.readonly"]
 
@@ -401,7 +402,7 @@ def test_canvas_marks_nothing_late_for_an_on_time_student_posted_after_the_due_d
     platform.due_at = now - timedelta(days=1)  # the scores are posted a day after the due date
     scores = course[1]
     hand_in(scores, "ada", (), now - timedelta(days=2))  # on time
-    hand_in(scores, "bob", ("hvp",), now - timedelta(hours=12))  # 12 h late; no penalty applied by gradebook
+    hand_in(scores, "bob", (WRONG,), now - timedelta(hours=12))  # 12 h late; no penalty applied by gradebook
     code, _, err = publish(capsys, course, platform, tool_key)
     assert code == 0, err
     ada, bob, chen = (platform.canvas[u] for u in ("lti-ada-6f1c", "lti-bob-77aa", "lti-chen-1b2c"))
@@ -413,7 +414,7 @@ def test_canvas_marks_nothing_late_for_an_on_time_student_posted_after_the_due_d
     assert ada_post["submission"] == {"submittedAt": ada_post["https://canvas.instructure.com/lti/submission"]
                                       ["submitted_at"]}
     # the difference: the same score posted the old way is a new attempt "submitted" now: late
-    assert old_style_post(course, platform, tool_key, "lti-ada-6f1c", 95) == 200
+    assert old_style_post(course, platform, tool_key, "lti-ada-6f1c", MAX_SCORE) == 200
     assert platform.late("lti-ada-6f1c") and len(ada.attempts) == 2
 
 
@@ -426,14 +427,14 @@ def test_a_regrade_makes_no_new_attempt_and_a_rerun_no_duplicate_comment(capsys,
     assert len(ada.attempts) == 1 and len(ada.comments) == 1
     code, _, err = publish(capsys, course, platform, tool_key)  # rerun: nothing new
     assert code == 0 and "0 posted, 4 unchanged" in err and len(ada.comments) == 1
-    hand_in(scores, "ada", ("hvp",), datetime.now(timezone.utc) - timedelta(hours=1))  # regraded
+    hand_in(scores, "ada", (WRONG,), datetime.now(timezone.utc) - timedelta(hours=1))  # regraded
     code, _, err = publish(capsys, course, platform, tool_key)
     assert code == 0 and "1 posted, 3 unchanged" in err
-    assert len(ada.attempts) == 1 and ada.score == 90 and len(ada.comments) == 2  # the new summary, once
+    assert len(ada.attempts) == 1 and ada.score == MAX_SCORE - 5 and len(ada.comments) == 2  # the new summary, once
     (regrade,) = [a["body"] for a in platform.score_attempts if a["body"]["userId"] == "lti-ada-6f1c"][1:]
     assert regrade["https://canvas.instructure.com/lti/submission"]["new_submission"] is False
     # the difference: the old export's regrade asked for a new attempt, which Canvas refuses here
-    assert old_style_post(course, platform, tool_key, "lti-ada-6f1c", 85) == 422
+    assert old_style_post(course, platform, tool_key, "lti-ada-6f1c", MAX_SCORE - 10) == 422
 
 
 def test_two_posts_for_a_student_in_one_second_conflict_so_the_clock_waits(capsys, course, platform, tool_key):
@@ -442,11 +443,11 @@ def test_two_posts_for_a_student_in_one_second_conflict_so_the_clock_waits(capsy
     config, key = files_for(course[0], platform, tool_key)
     post = lti.make_score_poster(lti.load_platform_config(config), lti.load_private_key(key), platform.line_item_url)
     stamp = datetime.now(timezone.utc).replace(microsecond=100_000)
-    body = lti.score_body("lti-ada-6f1c", 90, MAX_SCORE, "first")
+    body = lti.score_body("lti-ada-6f1c", MAX_SCORE - 5, MAX_SCORE, "first")
     post({**body, "timestamp": stamp.isoformat(timespec="milliseconds")})
     later = (stamp + timedelta(milliseconds=1)).isoformat(timespec="milliseconds")  # the old clock's next stamp
     with pytest.raises(lti.PostError, match="HTTP 409"):  # Moodle: strtotime() of both is the same second
-        post({**body, "scoreGiven": 91, "timestamp": later})
+        post({**body, "scoreGiven": MAX_SCORE - 4, "timestamp": later})
     ledger = course[1] / ".lti-ledger.json"
     ledger.write_text(json.dumps({"version": 1, "line_items": {platform.line_item_url: {"lti-ada-6f1c": {
         "score_hash": "earlier", "timestamp": stamp.isoformat(timespec="milliseconds")}}}}))
@@ -469,16 +470,16 @@ def test_a_409_is_reported_clearly_and_not_retried(capsys, course, platform, too
 
 def test_a_late_penalty_from_gradebook_is_said_before_posting(capsys, course, platform, tool_key):
     scores = course[1]
-    hand_in(scores, "bob", ("hvp",), datetime.now(timezone.utc) - timedelta(hours=12),
+    hand_in(scores, "bob", (WRONG,), datetime.now(timezone.utc) - timedelta(hours=12),
             ("late", -9.0, "handed in 12 h late"))
     code, _, err = publish(capsys, course, platform, tool_key)
     assert code == 0
     warning = err.index("1 score file(s) already carry a late penalty from `grader gradebook` (e.g. bob: -9 "
                         "(handed in 12 h late)). This passback also tells the LMS when each student handed in")
     assert warning < err.index("posted ")  # before anything is posted
-    assert platform.accepted()["lti-bob-77aa"][0]["scoreGiven"] == 81  # the adjusted total
-    assert "late -9 (handed in 12 h late); total 81/95" in platform.accepted()["lti-bob-77aa"][0]["comment"]
-    hand_in(scores, "bob", ("hvp",), datetime.now(timezone.utc) - timedelta(hours=12),
+    assert platform.accepted()["lti-bob-77aa"][0]["scoreGiven"] == MAX_SCORE - 14  # the adjusted total
+    assert f"late -9 (handed in 12 h late); total {MAX_SCORE - 14:g}/{MAX_SCORE:g}" in platform.accepted()["lti-bob-77aa"][0]["comment"]
+    hand_in(scores, "bob", (WRONG,), datetime.now(timezone.utc) - timedelta(hours=12),
             ("late", -4.5, "handed in 12 h late, half"))
     platform.canvas.clear()
     code, _, err = publish(capsys, course, platform, tool_key, "--no-submitted-at")
@@ -519,13 +520,13 @@ def test_an_interrupted_passback_says_who_was_posted(capsys, course, platform, t
 
 def test_lone_surrogates_and_scores_above_maximum_do_not_stop_the_passback(capsys, course, platform, tool_key):
     scores = course[1]
-    text = json.dumps(make_score("bob", ["hvp"], submission_errors=["grad.py: SURROGATE C:\\data\\\""]))
+    text = json.dumps(make_score("bob", [WRONG], submission_errors=[f"{MODULE[WRONG]}: SURROGATE C:\\data\\\""]))
     text = text.replace("SURROGATE", "\\ud800 and \\udfff")  # valid JSON, not valid Unicode
     (scores / "bob.json").write_text(text)
     over = make_score("chen")
     over["exercises"][0]["tests"][0]["score"] = 9.5
     over["exercises"][0]["score"] = 12.5
-    over["score"] = 102.5
+    over["score"] = MAX_SCORE + 7.5
     (scores / "chen.json").write_text(json.dumps(over))
     code, out, err = publish(capsys, course, platform, tool_key, "--dry-run")
     assert code == 0 and "\ufffd and \ufffd" in out
@@ -533,7 +534,7 @@ def test_lone_surrogates_and_scores_above_maximum_do_not_stop_the_passback(capsy
     assert code == 0, err
     assert "\ufffd and \ufffd C:\\data\\\"" in platform.accepted()["lti-bob-77aa"][0]["comment"]
     assert platform.accepted()["lti-chen-1b2c"][0]["scoreGiven"] == MAX_SCORE  # clamped...
-    assert "chen.json: score above its maximum (test graph_node_counts::test_public 9.5/2" in err  # ...and said
+    assert f"chen.json: score above its maximum (test {FIRST}::test_public 9.5/2" in err  # ...and said
 
 
 def test_hand_in_times_at_the_calendars_edge_are_listed_not_fatal(capsys, course, platform, tool_key):

@@ -14,7 +14,8 @@ import re
 import pytest
 
 from grader.lms import moodle
-from lms_factory import EXERCISES, class_scores, make_score, run_grader, write_roster
+from lms_factory import (EXERCISES, FIRST, MAX_SCORE, PER_EXERCISE, SECOND, THREE_WRONG, WRONG, class_scores, make_score,
+                         run_grader, write_roster)
 
 ITEM = "Autograd HW1"
 
@@ -65,27 +66,28 @@ def test_m3_one_row_per_student_with_a_score_identified_by_a_non_empty_value(cap
 def test_m4_grades_are_numbers_with_a_dot_and_feedback_is_the_exercise_summary(capsys, setup):
     _, text, _ = export(capsys, setup)
     rows = {r[0]: r[1:] for r in parse(text)[1:]}
-    assert {k: v[0] for k, v in rows.items()} == {"ada@example.edu": "95", "bob@example.edu": "80",
-                                                  "chen@example.edu": "89", "dara@example.edu": "0"}
+    assert {k: v[0] for k, v in rows.items()} == {"ada@example.edu": f"{MAX_SCORE:g}",
+                                                  "bob@example.edu": f"{MAX_SCORE - 15:g}",
+                                                  "chen@example.edu": f"{MAX_SCORE - 6:g}", "dara@example.edu": "0"}
     assert all(re.fullmatch(r"\d+(\.\d+)?", v[0]) for v in rows.values())
     feedback = rows["bob@example.edu"][1]
-    assert feedback.startswith("graph_node_counts 5/5; make_leaf 5/5;")
-    assert "hvp 0/5" in feedback and "gd_fit 0/5" in feedback and "SmoothAbs 0/5" in feedback
+    assert feedback.startswith(f"{FIRST} 5/5; {SECOND} 5/5;")
+    assert all(f"{name} 0/5" in feedback for name in THREE_WRONG) and feedback.count(" 0/5") == 3
     assert len(feedback.split("; ")) == len(EXERCISES) and "\n" not in feedback
 
 
 def test_m5_rescaling_and_the_100_limit(capsys, setup):
     _, text, _ = export(capsys, setup, "--grade-max", "10", "--missing-as-zero")
     rows = {r[0]: r[1:] for r in parse(text)[1:]}
-    assert rows["bob@example.edu"][0] == "8.42" and rows["ada@example.edu"][0] == "10"
+    assert rows["bob@example.edu"][0] == f"{round(10 * (MAX_SCORE - 15) / MAX_SCORE, 2):g}" and rows["ada@example.edu"][0] == "10"
     assert rows["eve@example.edu"] == ["0", "No submission received."]
     tmp_path, scores, _ = setup
-    for path in scores.glob("*.json"):  # a class graded out of 190
+    for path in scores.glob("*.json"):  # a class graded out of twice the total (190 for this course)
         (scores / path.name).write_text(json.dumps(doubled(json.loads(path.read_text()))))
     code, _, err = export(capsys, setup)
     assert code == 2 and "Moodle refuses grades above 100" in err and "--grade-max" in err
     code, text, _ = export(capsys, setup, "--unlimited-grades")
-    assert code == 1 and parse(text)[1][1] == "190"
+    assert code == 1 and parse(text)[1][1] == f"{2 * MAX_SCORE:g}"
 
 
 def doubled(data: dict) -> dict:
@@ -140,7 +142,7 @@ def test_missing_user_values_are_refused_naming_rows(capsys, setup):
 
 
 def test_the_checker_catches_each_broken_rule():
-    good = "email,HW1,HW1 feedback\nada@x.org,7.5,hvp 5/5\n"
+    good = f"email,HW1,HW1 feedback\nada@x.org,7.5,{WRONG} 5/5\n"
     assert moodle.check_import_csv(good) == []
     broken = {
         "M1": "email,email,HW1 feedback\nada@x.org,7.5,x\n",

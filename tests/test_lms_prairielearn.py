@@ -13,7 +13,8 @@ import pytest
 
 from grader.lms import prairielearn
 from grader.lms.scores import load_score_path
-from lms_factory import EXERCISES, HIDDEN_SECRET, MAX_SCORE, class_scores, make_score, run_grader, write_scores
+from lms_factory import (EXERCISES, FIRST, HIDDEN_SECRET, LAST, MAX_SCORE, NAMES, WRONG, class_scores, make_score, run_grader,
+                         write_scores)
 
 
 def host_accepts(raw: bytes) -> float:
@@ -38,29 +39,29 @@ def test_one_results_json_per_submission_valid_and_accepted(capsys, tmp_path):
 
 
 def test_score_is_normalised_and_tests_carry_points(tmp_path):
-    score = load_score_path(write_scores(tmp_path, {"bob": ["hvp", "gd_fit::test_hidden"]}) / "bob.json").scores[0]
+    score = load_score_path(write_scores(tmp_path, {"bob": [WRONG, f"{LAST}::test_hidden"]}) / "bob.json").scores[0]
     results = prairielearn.build_results(score)
     assert results["gradable"] is True and "format_errors" not in results
     assert results["score"] == pytest.approx((MAX_SCORE - 8) / MAX_SCORE)
     assert len(results["tests"]) == 2 * len(EXERCISES)
     by_name = {t["name"]: t for t in results["tests"]}
-    assert by_name["hvp: test_public"]["points"] == 0 and by_name["hvp: test_public"]["max_points"] == 2
-    assert by_name["gd_fit: test_public"]["points"] == 2
+    assert by_name[f"{WRONG}: test_public"]["points"] == 0 and by_name[f"{WRONG}: test_public"]["max_points"] == 2
+    assert by_name[f"{LAST}: test_public"]["points"] == 2 and by_name[f"{LAST}: test_hidden"]["points"] == 0
     assert sum(t["points"] for t in results["tests"]) == pytest.approx(score.score)
     assert sum(t["max_points"] for t in results["tests"]) == pytest.approx(score.max_score)
-    assert "hvp 0/5" in results["message"]
+    assert f"{WRONG} 0/5" in results["message"]
 
 
 def test_hidden_messages_stay_hidden_unless_asked(tmp_path):
-    score = load_score_path(write_scores(tmp_path, {"bob": ["hvp"]}) / "bob.json").scores[0]
+    score = load_score_path(write_scores(tmp_path, {"bob": [WRONG]}) / "bob.json").scores[0]
     assert HIDDEN_SECRET not in json.dumps(prairielearn.build_results(score))
     assert "hidden test: failed" in json.dumps(prairielearn.build_results(score))
     assert HIDDEN_SECRET in json.dumps(prairielearn.build_results(score, show_hidden=True))
 
 
 def test_nul_bytes_and_huge_messages_are_made_safe(tmp_path):
-    data = make_score("bob", ["hvp"], submission_errors=["bad\0byte"])
-    data["exercises"][8]["tests"][0]["message"] = "x\0" * 3_000_000
+    data = make_score("bob", [WRONG], submission_errors=["bad\0byte"])
+    data["exercises"][NAMES.index(WRONG)]["tests"][0]["message"] = "x\0" * 3_000_000
     (tmp_path / "bob.json").write_text(json.dumps(data))
     score = load_score_path(tmp_path / "bob.json").scores[0]
     raw = prairielearn.to_json(prairielearn.build_results(score)).encode()
@@ -113,10 +114,10 @@ def test_a_score_above_its_maximum_is_clamped_with_a_warning(capsys, tmp_path):
     data = make_score("bob")
     data["exercises"][0]["tests"][1]["score"] = 10.5  # 10.5 of 3: hand-edited
     data["exercises"][0]["score"] = 12.5
-    data["score"] = 102.5
+    data["score"] = MAX_SCORE + 7.5
     (tmp_path / "bob.json").write_text(json.dumps(data))
     code, _, err = run_grader(capsys, "export", "prairielearn", tmp_path / "bob.json", "--out", tmp_path / "r.json")
     results = json.loads((tmp_path / "r.json").read_text())
     assert code == 0 and results["score"] == 1.0
     assert all(t["points"] <= t["max_points"] for t in results["tests"])
-    assert "warning: bob.json: score above its maximum (test graph_node_counts::test_hidden 10.5/3" in err
+    assert f"warning: bob.json: score above its maximum (test {FIRST}::test_hidden 10.5/3" in err

@@ -20,14 +20,14 @@ from grader.policy.gradebook import _load_scores
 from grader.policy.tables import read_table
 from grader.report.scores import load as report_load
 
-from lms_factory import make_score, write_scores
+from lms_factory import WRONG, make_score, write_scores
 
 GRADER = Path(__file__).resolve().parent.parent / "grader"
 
 
 def odd_class(directory: Path) -> Path:
     """Good files, and files each consumer used to judge its own way."""
-    write_scores(directory, {"ada": [], "bob": ["hvp"]})
+    write_scores(directory, {"ada": [], "bob": [WRONG]})
     inconsistent = make_score("cy")
     inconsistent["score"] -= 5  # the exercises add up to more than the total: the LMS would show another score
     huge = make_score("dee")

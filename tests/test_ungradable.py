@@ -13,7 +13,7 @@ from grader.host.runner import Options, failure_report, grade_many
 from grader.policy import limits
 
 from conftest import STUBS
-from lms_factory import EXERCISES, make_score, run_grader, write_roster, write_scores
+from lms_factory import EXERCISES, WRONG, make_score, run_grader, write_roster, write_scores
 
 CRASH = "internal grader error:\nTraceback (most recent call last):\nKeyError: 'the grader's own bug'"
 
@@ -26,7 +26,7 @@ def ungradable(name: str) -> dict:
 
 @pytest.fixture
 def scores(tmp_path):
-    folder = write_scores(tmp_path / "scores", {"ada": [], "chen": ["hvp"]})
+    folder = write_scores(tmp_path / "scores", {"ada": [], "chen": [WRONG]})
     (folder / "bob.json").write_text(json.dumps(ungradable("bob")), encoding="utf-8")
     return folder
 
