@@ -16,6 +16,8 @@ import itertools
 import shutil
 from pathlib import Path
 
+from grader import catalog
+
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
 STUBS = ROOT / "exercises"
@@ -39,7 +41,7 @@ def write_wrong(folder: Path, mistake: Path) -> None:
 def kinds() -> list[tuple[str, Path | None]]:
     """(name, mistake file or None): the reference, the stubs, and every mistake."""
     wrong = sorted(WRONG.glob("*.py")) if WRONG.is_dir() else []
-    return [("reference", None), ("stubs", None)] + [(f"wrong-{p.stem}", p) for p in wrong]
+    return [("reference", None), ("stubs", None)] + [(f"{catalog.SAMPLE_PREFIX}{p.stem}", p) for p in wrong]
 
 
 def make_class(out: Path, copies: int = 1, total: int | None = None) -> list[Path]:
@@ -70,8 +72,8 @@ def main() -> None:
     args = parser.parse_args()
     made = make_class(args.out, args.copies, args.total)
     print(f"made {len(made)} submissions in {args.out}")
-    device_specific = sorted(f"wrong-{p.stem}" for p in (sorted(WRONG.glob("*.py")) if WRONG.is_dir() else [])
-                             if "DEVICE" in mistake_constants(p))
+    device_specific = sorted(f"{catalog.SAMPLE_PREFIX}{name}" for name, entry in catalog.learner_mistakes(WRONG).items()
+                             if catalog.device_only(entry))  # `grader report` names the same ones
     if device_specific:
         print(f"{len(device_specific)} of them ({', '.join(device_specific)}) are device-specific learner mistakes "
               "(DEVICE = 'cuda'): right on the CPU, they score full marks when graded there, and lose points on a GPU only")

@@ -356,6 +356,44 @@ def error_mistake(exercise: str, error_text: str) -> str | None:
     return load().error_mistake(exercise, error_text)
 
 
+# ============================================================================= the learner mistakes
+
+LEARNER_MISTAKE_CONSTANTS = ("EXERCISE", "MODULE", "PUBLIC", "MISTAKE", "DEVICE", "ON_DEVICE")
+SAMPLE_PREFIX = "wrong-"  # `make demo`'s sample of learner mistake NAME is wrong-NAME-001 (bench/make_submissions.py)
+
+
+def read_learner_mistake(path: Path) -> dict:
+    """A learner-mistake file's constants and docstring (name, path, doc, EXERCISE, ...), read without
+    running it (grader/validate/mistakes.py says what each constant means)."""
+    import ast
+
+    tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    entry = {"name": Path(path).stem, "path": Path(path), "doc": ast.get_docstring(tree)}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and node.targets[0].id in LEARNER_MISTAKE_CONSTANTS and isinstance(node.value, ast.Constant):
+            entry[node.targets[0].id] = node.value.value
+    return entry
+
+
+def learner_mistakes(folder: Path | None) -> dict[str, dict]:
+    """Every learner mistake of a folder (the course's `learner_mistakes`), by name (the file's stem)."""
+    if folder is None or not Path(folder).is_dir():
+        return {}
+    return {p.stem: read_learner_mistake(p) for p in sorted(Path(folder).glob("*.py"))}
+
+
+def device_only(entry: dict) -> str | None:
+    """The only device where a learner mistake shows (None: it shows everywhere): DEVICE = "cuda"."""
+    return entry.get("DEVICE")
+
+
+def is_sample_of(submission: str, name: str) -> bool:
+    """Whether a submission is `make demo`'s sample of learner mistake `name` (wrong-NAME or wrong-NAME-001)."""
+    sample = SAMPLE_PREFIX + name
+    return submission == sample or re.fullmatch(re.escape(sample) + r"-\d+", submission) is not None
+
+
 # ============================================================================= the tests' fingerprint
 
 FINGERPRINT_SUFFIXES = (".py", ".yaml", ".json", ".ini")

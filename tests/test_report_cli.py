@@ -115,3 +115,45 @@ def test_bad_input_exits_2_with_a_message(args, message, tmp_path):
     result = run(*(a.replace("{empty}", str(tmp_path / "empty")) for a in args), cwd=tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_page_says_which_mistakes_only_show_on_a_device_naming_the_demos_samples(tmp_path):
+    """`make demo` grades its samples on the CPU, where the device-specific learner mistakes (DEVICE = "cuda") are
+    right and score full marks: the page names each such mistake and the class's samples of it, and says nothing
+    of the mistakes that show everywhere, nor anything once the class was graded on the GPU."""
+    from conftest import COURSE
+    from grader import catalog
+    from lms_factory import MAX_SCORE, make_score
+
+    corpus = catalog.learner_mistakes(COURSE.place("learner_mistakes"))
+    device_only = {name: e for name, e in corpus.items() if catalog.device_only(e) == "cuda"}
+    everywhere = next(name for name, e in corpus.items() if not catalog.device_only(e))
+    assert device_only
+    scores = tmp_path / "scores"
+    scores.mkdir()
+    samples = {name: f"{catalog.SAMPLE_PREFIX}{name}-001" for name in [*device_only, everywhere]}
+
+    def write_class(device: str) -> str:
+        for submission in [*samples.values(), "ada"]:
+            data = {**make_score(submission), "device": device}
+            (scores / f"{submission}.json").write_text(json.dumps(data), encoding="utf-8")
+        out = tmp_path / f"report-{device}.html"
+        result = run("report", str(scores), "--out", str(out))
+        assert result.returncode == 0, result.stderr
+        return out.read_text(encoding="utf-8")
+
+    page = write_class("cpu")
+    block = re.search(r'<div class="note" id="device-only">(.*?)</div>', page, re.S)
+    assert block, "no note on the device-specific mistakes"
+    block = block.group(1)
+    assert f"{len(device_only)} of the course's learner mistakes show on cuda" in block and "graded on cpu" in block
+    assert "scores full marks" in block and "得满分" in block
+    for name, entry in device_only.items():
+        assert f"<code>{entry['MISTAKE']}</code>" in block and f"<b>{samples[name]}</b> {MAX_SCORE:g}/{MAX_SCORE:g}" in block
+    assert samples[everywhere] not in block and corpus[everywhere]["MISTAKE"] not in block and ">ada<" not in block
+    assert 'id="device-only"' not in write_class("cuda")
+    out = tmp_path / "public.html"
+    write_class("cpu")
+    assert run("report", str(scores), "--out", str(out), "--public").returncode == 0
+    public = out.read_text(encoding="utf-8")
+    assert 'id="device-only"' in public and not any(s in public for s in samples.values())

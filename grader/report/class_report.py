@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime, timezone
 
+from grader import catalog
 from grader.report import pages, plots
 from grader.report.figures import ClassFigures, class_figures
 from grader.report.scores import ScoreFiles
@@ -34,6 +35,23 @@ def warnings(f: ClassFigures) -> list[str]:
     return out
 
 
+def device_only(reports: list[dict], course: catalog.Catalog | None = None) -> list[dict]:
+    """The course's learner mistakes that show on one device only (DEVICE = "cuda": right on the CPU)
+    where none of these submissions was graded: a submission making one scores full marks here. Each
+    with the class's submissions that are `make demo`'s sample of it (the demo grades them on the CPU)."""
+    course = course or catalog.load()
+    graded_on = {r.get("device") for r in reports}
+    found = []
+    for name, entry in catalog.learner_mistakes(course.place("learner_mistakes")).items():
+        device = catalog.device_only(entry)
+        if not device or device in graded_on:
+            continue
+        samples = [r for r in reports if catalog.is_sample_of(r["submission"], name)]
+        found.append({"name": name, "mistake": entry.get("MISTAKE", ""), "device": device, "doc": entry.get("doc") or "",
+                      "samples": [(r["submission"], r["score"], r["max_score"]) for r in samples]})
+    return found
+
+
 def context(scores: ScoreFiles, source: str, feedback_base: str | None, public: bool = False) -> dict:
     """`public`: for students or a forum post: no submission names and hidden tests' messages
     only as far as a student may read them (student_view)."""
@@ -55,6 +73,8 @@ def context(scores: ScoreFiles, source: str, feedback_base: str | None, public: 
         "exercise_names": names,
         "exercise_max": {e.name: e.max_score for e in f.exercises},
         "feedback_base": feedback_base,
+        "device_only": [{**d, "samples": []} if public else d for d in device_only(scores.reports)],
+        "graded_on": ", ".join(sorted({str(r.get("device", "?")) for r in scores.reports})),
     }
 
 

@@ -15,30 +15,18 @@ left on the CPU). PUBLIC then says what `grader check` does on that device.
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
-from grader.catalog import Catalog, CatalogError
+from grader.catalog import Catalog, CatalogError, device_only, learner_mistakes, read_learner_mistake
 
 CONSTANTS = ("EXERCISE", "MODULE", "PUBLIC", "MISTAKE")
-DEVICE_CONSTANTS = ("DEVICE", "ON_DEVICE")  # device-specific mistakes only
 RETURNS_ON_CPU = "returns a tensor on cpu"
-
-
-def read_entry(path: Path) -> dict:
-    """The file's constants and docstring (name, path, doc, EXERCISE, ...), read without running it."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    entry = {"name": path.stem, "path": path, "doc": ast.get_docstring(tree)}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and node.targets[0].id in CONSTANTS + DEVICE_CONSTANTS and isinstance(node.value, ast.Constant):
-            entry[node.targets[0].id] = node.value.value
-    return entry
+read_entry = read_learner_mistake  # the course's reader (grader/catalog.py): the report reads the same files
 
 
 def read_folder(folder: Path) -> dict[str, dict]:
     """Every learner mistake of the folder, by name (the file's stem)."""
-    return {p.stem: read_entry(p) for p in sorted(Path(folder).glob("*.py"))}
+    return learner_mistakes(folder)
 
 
 def problems(entry: dict, course: Catalog) -> list[str]:
@@ -73,9 +61,7 @@ def problems(entry: dict, course: Catalog) -> list[str]:
     return found
 
 
-def device_of(entry: dict) -> str | None:
-    """The only device where the mistake shows (None: it shows everywhere)."""
-    return entry.get("DEVICE")
+device_of = device_only
 
 
 def submission_modules(entry: dict, course: Catalog) -> dict[str, str]:
