@@ -204,6 +204,15 @@ TECHNIQUES: list[Technique] = [
     T("reply_thread_race", "a thread rewrites the reply (requires_grad, grad_fn, is_leaf) while it is encoded, "
       "through frames kept from a step", ("frozen_predict",),
       "frozen_predict 0 every run (the reply is built without the submission's threads); others full"),
+    T("worker_method_via_frames", "safe_add_ (w.data.add_) shadows the worker's reply-building method on its "
+      "instance, reached through f_back, to report a higher version", ("safe_add_",),
+      "safe_add_ 0 as its w.data mistake earns; others full"),
+    T("worker_counts_via_frames", "safe_add_ (w.data.add_) replaces the worker's thread count, reached through "
+      "f_back, with an object whose comparison pushes a torch function mode after the step", ("safe_add_",),
+      "safe_add_ 0 as its w.data mistake earns; others full"),
+    T("finalizer_in_worker_time", "safe_add_ (w.data.add_) plants a finalizer in the serve loop's request, reached "
+      "through f_back, that lowers the versions the next call records", ("safe_add_",),
+      "safe_add_ 0 as its w.data mistake earns; others full"),
     T("logging_and_warnings", "honest code using logging, warnings.warn, traceback printing, namedtuple, enum, "
       "typing.NamedTuple", (), "honest score (100): nothing of it refused"),
 ]

@@ -841,6 +841,28 @@ def test_frame_back_versions(engine, tmp_path):
     assert "version counter did not increase" in messages(report, "safe_add_")
 
 
+def _worker_state_held(engine, technique: str, tmp_path) -> None:
+    report = grade(engine, technique, tmp_path)
+    assert_held(report)
+    text = messages(report, "safe_add_")
+    # a shadow of a method the worker looks up only after the seal has looked is found by the seal: "tampered"
+    assert "version counter did not increase" in text or "tamper" in text, text[:300]
+
+
+@pytest.mark.parametrize("backend", ["strongest", "process"])
+def test_worker_method_via_frames(engine, process_engine, backend, tmp_path):
+    """The Worker, reached through f_back from the step's own frame, with a method shadowed on the instance:
+    the worker reads nothing of the instance before the seal has looked (the method is a bound default)."""
+    _worker_state_held(engine if backend == "strongest" else process_engine, "worker_method_via_frames", tmp_path)
+
+
+@pytest.mark.parametrize("backend", ["strongest", "process"])
+def test_worker_counts_via_frames(engine, process_engine, backend, tmp_path):
+    """A fact of the Worker rebound to an object whose comparison would run the student's code after the step:
+    the facts compared before the seal are plain ints in `Guarded`, taken before any student code."""
+    _worker_state_held(engine if backend == "strongest" else process_engine, "worker_counts_via_frames", tmp_path)
+
+
 def test_ctypes_probe_defaults(engine, tmp_path):
     """A probe's positional default rewritten in place through ctypes: ctypes is refused (and the seal
     compares __defaults__ item by item)."""
@@ -915,7 +937,8 @@ def test_reply_is_built_without_student_threads(tmp_path):
 
     w = worker.Worker(None, str(tmp_path))
     read, w.fd = os.pipe()
-    unsealed = worker.Guarded(lambda snapshot: None, (), w.relied, guard.restore_namespaces, w.namespaces)
+    unsealed = worker.Guarded(lambda snapshot: None, (), w.relied, guard.restore_namespaces, w.namespaces,
+                              *w.facts())
 
     def built_in():
         return {"outcome": "returned", "pid": os.getpid(), "threads": threading.active_count()}, []
@@ -938,6 +961,43 @@ def test_reply_is_built_without_student_threads(tmp_path):
         spinner.join()
         os.close(read)
         os.close(w.fd)
+
+
+@pytest.mark.parametrize("backend", ["strongest", "process"])
+def test_finalizer_in_worker_time(engine, process_engine, backend, tmp_path):
+    """What a step put into the request (reached through f_back) is let go of in the next call's first step,
+    in student time: its finalizer's torch mode is gone before versions_before is recorded, or found."""
+    report = grade(engine if backend == "strongest" else process_engine, "finalizer_in_worker_time", tmp_path)
+    assert_held(report)
+    assert "version counter did not increase" in messages(report, "safe_add_")
+
+
+def test_a_mode_left_between_calls_is_tampering(tmp_path):
+    """A torch mode pushed between two calls (by a finalizer of the student's the worker ran) is found before
+    the call records anything: the call answers 'tampered', and the mode is gone."""
+    import threading
+
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    from grader.protocol import wire
+    from grader.sandboxed import worker
+
+    w = worker.Worker(None, str(tmp_path))
+    seen = []
+
+    def run():  # (not the main thread: the test process's own signal handlers stay as they are)
+        torch._C._push_on_torch_function_stack(TorchFunctionMode())
+        seen.append(wire.unpack(w.handle(wire.pack({"op": "call", "id": 3, "target": "m.f"}, []))[4:])[0])
+        seen.append(torch._C._len_torch_function_stack())
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    body, depth = seen
+    assert body["outcome"] == "tampered" and body["id"] == 3, body
+    assert "torch function mode" in body["detail"] and "between two calls" in body["detail"], body
+    assert depth == 0
 
 
 def test_logging_and_warnings(engine, tmp_path):

@@ -257,7 +257,7 @@ TAMPERED = "tampered"  # it changed what the worker relies on: payload, what cha
 
 def step(fn, args: tuple = (), kwargs: dict | None = None, relied: tuple = (), first: bool = False,
          describe=describe, _settle=settle, _keep=KEEP, _refusals=REFUSALS, _gc_enable=gc.enable, _type=type,
-         _dict=dict, _str=str, _base=BaseException, _raised=RAISED, _tampered=TAMPERED) -> tuple:
+         _dict=dict, _str=str, _tuple=tuple, _base=BaseException, _raised=RAISED, _tampered=TAMPERED) -> tuple:
     """Run `fn(*args, **kwargs)`, a step of student code, then `settle(relied)`. Returns (value,
     failure): failure is None, (RAISED, {"type", "message"}) or (TAMPERED, what).
 
@@ -279,6 +279,7 @@ def step(fn, args: tuple = (), kwargs: dict | None = None, relied: tuple = (), f
         return None, (_tampered, problem)
     if _refusals:  # refused, even where the student's code caught the refusal: the step fails with it
         message = _refusals[0] if _type(_refusals[0]) is _str else "refused"
+        _keep.append(_tuple(_refusals))  # what the step put there goes in the next call's first step
         _refusals.clear()
         return None, (_raised, {"type": "RuntimeError", "message": message})
     if failure is not None:

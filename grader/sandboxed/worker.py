@@ -83,13 +83,18 @@ MISSING, IMPORT_ERROR = Outcome.MISSING.value, Outcome.IMPORT_ERROR.value  # the
 
 class Guarded(NamedTuple):
     """What imports and calls check after their last step, taken before any student code
-    (`Worker.guarded`), with the functions that check it."""
+    (`Worker.guarded`), with the functions that check it, and the facts about this process that
+    `Worker._reply` compares before the seal has looked: plain ints, copied out of the Worker, whose
+    attributes a step can reach (through f_back, from any frame of its own) and rebind."""
 
     check: Callable  # seal.check
     snapshot: tuple  # the seal's snapshot of the reply path
     relied: tuple  # the torch objects the grader relies on (guard.take)
     restore_namespaces: Callable  # guard.restore_namespaces
     namespaces: tuple  # torch's public namespaces as they were (guard.take_namespaces)
+    serving_pid: int  # the process that answers (a copy made by os.fork() in student code never does)
+    threads_at_start: int  # Python threads alive before any student code
+    fd: int  # where replies go
 
 
 class TamperedBy(NamedTuple):
@@ -327,6 +332,29 @@ class ArgumentBuilder:
 
 # ----------------------------------------------------------------------------- the worker
 
+def checked_reply(guarded: Guarded, failure, found, reply, _tampered=guard.TAMPERED, _not_found=NOT_FOUND,
+                  _by_torch=BY_TORCH, _by_grader=BY_GRADER, _tampered_by=TamperedBy, _item=tuple.__getitem__,
+                  _first=slice(0, 5)) -> tuple | TamperedBy:
+    """After an import's or a call's last step: tampering the steps found, then what the seal
+    finds; torch's namespaces put back; then the reply (`found`: what the step that looked for
+    the code found). Uses only `guarded` and its defaults (bound when this module was
+    imported) until the seal has found everything as it was; reads `guarded` with tuple's own C
+    method (a step could give Guarded an __iter__ or a property of its own, which the seal finds
+    only once it has run)."""
+    check, snapshot, _, restore_namespaces, namespaces = _item(guarded, _first)
+    if failure is not None and failure[0] == _tampered:
+        return _tampered_by(_by_torch, failure[1])
+    problem = check(snapshot)
+    if problem is not None:
+        return _tampered_by(_by_grader, problem)
+    problem = restore_namespaces(namespaces)
+    if problem is not None:
+        return _tampered_by(_by_torch, problem)
+    if found is not None and found[0] == _not_found:
+        return _failure_reply(found[1]), []
+    return reply()
+
+
 class Worker:
     def __init__(self, conn, workdir: str):
         self.conn = conn
@@ -356,16 +384,22 @@ class Worker:
         recv = self.conn.recv_bytes
         handlers = types.MappingProxyType(self.handlers())  # read-only: a step that reaches this frame cannot swap one
         pack, send, tampered, guarded, tampered_by = _pack, _send, _tampered_reply, self.guarded(), TamperedBy
+        item = tuple.__getitem__  # never a method of TamperedBy's, which a step could give it
+        keep, body, blobs = guard.KEEP.append, None, None
         while True:
             try:
                 message = recv()
             except (EOFError, OSError):
                 return
+            # The last request, which a step reached through f_back and may have put its objects into, is
+            # let go of in the next call's first step (guard.KEEP): none of their finalizers runs here.
+            keep((body, blobs))
             body, blobs = wire.unpack(message)
             op = body.get("op")
             if op == Op.EXIT:
                 return
             reap_children()  # processes the student's code started and that have ended: no zombies pile up
+            request_id = body.get("id")  # read before any step: a step reaches `body` through f_back
             answer = handlers[op](body, blobs, guarded)
             if getpid() != pid:
                 # A copy of the worker made by os.fork() in student code: only the worker answers.
@@ -373,13 +407,13 @@ class Worker:
             if answer is SENT:  # answered by a copy of the worker without the submission's threads
                 continue
             if type(answer) is tampered_by:
-                kind, what = answer
-                send(fd, tampered(body.get("id"), what, kind), write)
+                kind, what = item(answer, 0), item(answer, 1)
+                send(fd, tampered(request_id, what, kind), write)
                 continue
             reply_body, reply_blobs = answer
             if op == Op.LOAD:
                 guarded = self.guarded()  # the worker's own state is set now, before any student code
-            reply_body["id"] = body.get("id")
+            reply_body["id"] = request_id
             send(fd, pack(reply_body, reply_blobs), write)
 
     def guarded(self) -> Guarded:
@@ -389,7 +423,12 @@ class Worker:
         tables = _tables()
         tables[f"{__name__}.Worker (this worker's state)"] = vars(self)
         snapshot = seal.take(seal.reply_path_modules(), tables, _attributes())
-        return Guarded(seal.check, snapshot, self.relied, guard.restore_namespaces, self.namespaces)
+        return Guarded(seal.check, snapshot, self.relied, guard.restore_namespaces, self.namespaces,
+                       *self.facts())
+
+    def facts(self) -> tuple[int, int, int]:
+        """(serving pid, threads at start, reply fd) as plain ints, for `Guarded`."""
+        return int(self.serving_pid), int(self.threads_at_start), int(self.fd)
 
     def handle(self, message: bytes) -> bytes | None:
         """One request in, one framed reply out, in this very process (None: the trusted side said
@@ -397,7 +436,8 @@ class Worker:
         body, blobs = wire.unpack(message)
         if body.get("op") == Op.EXIT:
             return None
-        unsealed = Guarded(lambda snapshot: None, (), self.relied, guard.restore_namespaces, self.namespaces)
+        unsealed = Guarded(lambda snapshot: None, (), self.relied, guard.restore_namespaces, self.namespaces,
+                           *self.facts())
         answer = self.handlers()[body["op"]](body, blobs, unsealed)
         if type(answer) is TamperedBy:
             reply_body, reply_blobs = {"outcome": Outcome.TAMPERED, "kind": answer.kind, "detail": answer.what}, []
@@ -442,8 +482,20 @@ class Worker:
     def call(self, body: CallRequest, blobs: list[bytes], guarded: Guarded) -> tuple | TamperedBy:
         """Call one student function (through a probe of `grader.sandboxed.helpers.PROBES`, when the
         request names one), in steps (`grader.sandboxed.guard.step`); after the last, check what
-        the worker relies on before anything is encoded."""
+        the worker relies on before anything is encoded.
+
+        What the worker records before the first step (versions_before) is recorded only after a
+        `settle` of its own: a finalizer of the student's that ran since the last step (the
+        worker let go of an object the step had reached) may have left a torch mode behind. And
+        whatever a step may have reached and filled is kept alive until the next call's first step
+        (`guard.KEEP`), so that no such finalizer runs while the reply is built."""
         relied, step, reply, perf_counter, calls = guarded.relied, guard.step, self._reply, _perf_counter, api_calls
+        keep, settle = guard.KEEP.append, guard.settle
+        keep(list(calls.items()))  # (what the last call's steps put there goes in this call's first step)
+        calls.clear()
+        problem = settle(relied)
+        if problem is not None:
+            return TamperedBy(BY_TORCH, problem + " (left between two calls)")
         target = FOUND
         request_id = body.get("id")
         module_name, _, attr = body["target"].partition(".")
@@ -458,10 +510,10 @@ class Worker:
         # every call starts with gradients recorded: a torch.set_grad_enabled(False) left behind by an
         # earlier call or import must not break the exercises graded after it
         _set_grad_enabled(True)
-        calls.clear()
         printed: list = []  # what each step printed and warned, when the request asks to capture it
         run = _capturing(step, printed, self.workdir) if body.get("capture") is True else step
         start = perf_counter()
+        value = None
         found, failure = step(self._find, (module_name, attr), None, relied, True)
         if failure is None and found[0] == target:
             if probe is not None:
@@ -471,6 +523,7 @@ class Worker:
             if failure is None and synchronize is not None:
                 _, failure = step(synchronize, (), None, relied)
         elapsed = perf_counter() - start
+        keep((body, blobs, builder, args, kwargs, frozen, printed, run, found, value, failure))
         return reply(guarded, failure, found, lambda: self._returned(
             value if failure is None else None, failure, args, elapsed, versions_before, calls,
             _printed_text(printed) if run is not step else None), request_id)
@@ -483,16 +536,24 @@ class Worker:
 
     def _reply(self, guarded: Guarded, failure, found, reply, request_id, _count=_thread._count, _fork=os.fork,
                _waitpid=os.waitpid, _exit=os._exit, _pack=_pack, _send=_send, _tampered=_tampered_reply,
-               _tampered_by=TamperedBy, _by_torch=BY_TORCH, _OSError=OSError, _getpid=os.getpid) -> tuple | TamperedBy:
+               _tampered_by=TamperedBy, _by_torch=BY_TORCH, _OSError=OSError, _getpid=os.getpid,
+               _checked=checked_reply, _item=tuple.__getitem__) -> tuple | TamperedBy:
         """After an import's or a call's last step, the reply, built where no thread of the
         submission runs: in this process when none is alive, else in a copy of it made by
         os.fork(), which has only the thread that forked; the copy sends the reply itself and ends,
         and this process answers SENT (the worker sends nothing more). A thread cannot then change
-        what is checked or encoded while it is (a tensor's requires_grad, grad_fn, the values)."""
-        if _getpid() != self.serving_pid:  # a copy made by os.fork() in student code: it never answers
+        what is checked or encoded while it is (a tensor's requires_grad, grad_fn, the values).
+
+        Reads nothing of `self` before the seal has looked (`checked_reply`): a step reaches the
+        Worker through f_back and could shadow a method on the instance or rebind a fact to an object
+        whose comparison runs its code here, after the step was settled. The facts come from
+        `guarded`, plain ints taken before any student code, read with tuple's own C method; the
+        method is bound as a default."""
+        serving_pid, threads_at_start, fd = _item(guarded, 5), _item(guarded, 6), _item(guarded, 7)
+        if _getpid() != serving_pid:  # a copy made by os.fork() in student code: it never answers
             _exit(0)
-        if _count() <= self.threads_at_start:
-            return self._checked_reply(guarded, failure, found, reply)
+        if _count() <= threads_at_start:
+            return _checked(guarded, failure, found, reply)
         try:
             child = _fork()
         except _OSError:  # (no process left under the limit)
@@ -500,42 +561,22 @@ class Worker:
         if child == 0:
             status = 1
             try:
-                answer = self._checked_reply(guarded, failure, found, reply)
+                answer = _checked(guarded, failure, found, reply)
                 if type(answer) is _tampered_by:
                     data = _tampered(request_id, answer.what, answer.kind)
                 else:
                     body, blobs = answer
                     body["id"] = request_id
                     data = _pack(body, blobs)
-                _send(self.fd, data)
+                _send(fd, data)
                 status = 0
             finally:
                 _exit(status)
         _, status = _waitpid(child, 0)
-        guarded.restore_namespaces(guarded.namespaces)  # this process's own, for the next call
+        _item(guarded, 3)(_item(guarded, 4))  # torch's namespaces put back, this process's own, for the next call
         if status != 0:
             return _tampered_by(_by_torch, "the reply (built without the submission's threads) failed")
         return SENT
-
-    @staticmethod
-    def _checked_reply(guarded: Guarded, failure, found, reply, _tampered=guard.TAMPERED, _not_found=NOT_FOUND,
-                       _by_torch=BY_TORCH, _by_grader=BY_GRADER, _tampered_by=TamperedBy) -> tuple | TamperedBy:
-        """After an import's or a call's last step: tampering the steps found, then what the seal
-        finds; torch's namespaces put back; then the reply (`found`: what the step that looked for
-        the code found). Uses only `guarded` and its defaults (bound when this module was
-        imported) until the seal has found everything as it was."""
-        check, snapshot, _, restore_namespaces, namespaces = guarded
-        if failure is not None and failure[0] == _tampered:
-            return _tampered_by(_by_torch, failure[1])
-        problem = check(snapshot)
-        if problem is not None:
-            return _tampered_by(_by_grader, problem)
-        problem = restore_namespaces(namespaces)
-        if problem is not None:
-            return _tampered_by(_by_torch, problem)
-        if found is not None and found[0] == _not_found:
-            return _failure_reply(found[1]), []
-        return reply()
 
     def _returned(self, value, failure, args: tuple, elapsed: float, versions_before: tuple, calls: dict,
                   printed: str | None = None) -> tuple:
