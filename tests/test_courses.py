@@ -14,13 +14,17 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from collections import Counter
 from pathlib import Path
 
 import pytest
 import yaml
 
 from grader import catalog
+from grader.host.launcher import hidden_paths, readonly_paths
+from grader.host.plugin import GradingPlugin
 from grader.host.runner import Engine, Options
+from grader.host.session import GradingSession
 from grader.validate import mistakes as corpus
 
 from conftest import ROOT, SOLUTIONS, STUBS, SUBMISSIONS, make_submission
@@ -101,8 +105,6 @@ def test_two_courses_in_one_process_each_name_their_own_mistakes(tmp_path):
     only = {"partial_grads", "hvp"}
     engines = {"autograd-lab": Engine(Options(seed=0, exercises=only))}
     engines["derivatives"] = Engine(Options(seed=0, exercises=only, course=courses["derivatives"][1]), slot=1)
-    # pytest puts the second course's case folders on sys.path; later engines of this process would bind
-    # them into their sandboxes (and, as root, check that their workers can enter this 0700 tmp_path)
     path_before = list(sys.path)
     try:
         for name in TWO_WAYS + TWO_WAYS[::-1]:  # interleaved: first, second, second, first
@@ -121,7 +123,40 @@ def test_two_courses_in_one_process_each_name_their_own_mistakes(tmp_path):
     finally:
         for engine in engines.values():
             engine.close()
-        sys.path[:] = path_before
+    assert added_folders(path_before) == []  # the sessions put back what pytest added (the test below)
+
+
+def added_folders(before: list[str]) -> list[str]:
+    """The folders on sys.path now that were not before, or are there more often (not a path hook's entry)."""
+    return [p for p in Counter(sys.path) - Counter(before) if os.path.isdir(p)]
+
+
+def test_collecting_a_course_leaves_nothing_for_later_engines(tmp_path):
+    """pytest puts a course's case folder on sys.path and its case packages in sys.modules by bare
+    names (`hidden.test_derivatives`). Left there, every later engine of the process bound the folder
+    into its workers' sandboxes (`readonly_paths`: another course's hidden tests readable), and a
+    second course laid out the same could not be collected. The session puts them back."""
+    first, second = (catalog.load(make_course(tmp_path / n / "derivatives", mistakes=[])) for n in ("a", "b"))
+    folders = ("public", "hidden")
+    path_before = list(sys.path)
+    sessions = []
+    try:
+        for course in (first, second):
+            plugin = GradingPlugin(course, folders, "cpu", 0, {"hvp"})
+            sessions.append(GradingSession(plugin, course, folders))
+            assert plugin.errors == [], plugin.errors
+        assert added_folders(path_before) == []
+        secret = str(first.folder("hidden"))
+        for course in (COURSE, second):
+            bound = readonly_paths(hidden_paths(course))
+            assert not [p for p in bound if secret == p or secret.startswith(p.rstrip("/") + "/")], bound
+        loaded = {getattr(m, "__file__", None) for m in list(sys.modules.values())}
+        assert str(first.folder("hidden") / "oracle.py") in loaded  # still seen as loaded (may_fork_zygote)
+        assert "hidden" not in sys.modules and "public" not in sys.modules
+    finally:
+        for session in sessions:
+            session.close()
+        sys.path[:] = path_before  # only a failure here has anything to put back: it must not spread
 
 
 def test_validate_audits_the_second_course(second):

@@ -9,7 +9,9 @@ run of its own as far as the tests can tell: the last test of a submission is ru
 set up afresh for the next one; the plugin's outcomes are new for each (`GradingPlugin.begin`).
 
 Only our plugin and pytest's own are loaded, whatever is installed: third-party plugins neither
-slow grading down nor touch it.
+slow grading down nor touch it. Collecting leaves nothing of the course in the process's import
+state (`CaseImports`): the sandboxes of later engines are bound from `sys.path`
+(`grader.host.launcher.readonly_paths`), and another course may name its case packages the same.
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from __future__ import annotations
 import os
 import queue
 import re
+import sys
 import threading
+from collections import Counter
+from itertools import count
 from pathlib import Path
 from concurrent.futures import Future
 
@@ -50,6 +55,56 @@ def test_paths(course: catalog_module.Catalog, folders: tuple[str, ...], only: s
     return paths or every  # never no path at all: pytest would collect the current folder
 
 
+class CaseImports:
+    """What running a course's cases adds to the process's import state, put back after collection
+    and after each submission.
+
+    pytest (its default `prepend` import mode) puts the folder above each case package on `sys.path`
+    (a course's own folder, when its `public/` and `hidden/` are top-level packages) when it imports
+    the package, at collection and again at each submission's set-up, and leaves it there: every
+    later engine of the process would bind it into its workers' sandboxes
+    (`grader.host.launcher.readonly_paths`), the hidden tests with it. The modules stay in
+    `sys.modules` under bare names (`hidden.test_derivatives`), where a second course laid out the
+    same could not be collected ("import file mismatch"). `put_back` removes what pytest added of
+    the folders above this course's case folders (it inserts one at the front even where it stands
+    later already), and files the case packages that became top-level modules under this session's
+    private prefix: the collected tests keep their modules, no other course finds them by name, and
+    `grader.host.launcher.may_fork_zygote` still sees that they were loaded."""
+
+    _numbers = count(1)
+
+    def __init__(self, course: catalog_module.Catalog):
+        self.path = Counter(sys.path)
+        self.modules = set(sys.modules)
+        self.cases = {str(p) for f in ("public", "hidden") for p in (course.folder(f), course.folder(f).resolve())}
+        self.prefix = f"_autograd_lab_cases_{next(self._numbers)}."
+
+    def put_back(self) -> None:
+        extra = Counter(sys.path) - self.path
+        for root in [p for p in extra if p and any(_inside(c, p) for c in self.cases)]:
+            for _ in range(extra[root]):
+                sys.path.remove(root)  # the first: pytest's, at the front
+        new = [name for name in list(sys.modules) if name not in self.modules]
+        tops = {name for name in new if "." not in name and self._holds_cases(sys.modules.get(name))}
+        for name in new:
+            if name.split(".")[0] in tops and name in sys.modules:
+                sys.modules[self.prefix + name] = sys.modules.pop(name)
+
+    def _holds_cases(self, module) -> bool:
+        """A module of a case folder, or a package that holds one."""
+        path = getattr(module, "__file__", None)
+        if not path:
+            return False
+        path = os.path.abspath(path)
+        package = os.path.dirname(path) if os.path.basename(path) == "__init__.py" else None
+        return any(_inside(path, c) or (package is not None and _inside(c, package)) for c in self.cases)
+
+
+def _inside(path: str, parent: str) -> bool:
+    parent = os.path.abspath(parent)
+    return path == parent or path.startswith(parent.rstrip(os.sep) + os.sep)
+
+
 class SessionEnded(RuntimeError):
     """The pytest session stopped (an error inside pytest or the grader's plugin); an engine starts another."""
 
@@ -59,6 +114,7 @@ class GradingSession:
 
     def __init__(self, plugin: GradingPlugin, course: catalog_module.Catalog, folders: tuple[str, ...]):
         self.plugin = plugin
+        self.course = course
         self.args = [*test_paths(course, folders, plugin.only), "--rootdir", str(course.root), *PYTEST_ARGS]
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
         self.ready = threading.Event()
@@ -93,12 +149,14 @@ class GradingSession:
         self.thread.join(timeout=10)
 
     def _main(self) -> None:
+        self.imports = CaseImports(self.course)
         try:
             code = pytest.main(self.args, plugins=[self.plugin, self])
             self.ended = self.ended or f"pytest exit code {int(code)}"
         except BaseException as exc:  # noqa: BLE001  (the session thread must always say why it ended)
             self.ended = self.ended or f"{type(exc).__name__}: {exc}"
         finally:
+            self.imports.put_back()  # pytest stopped before its run-test loop
             self.ready.set()
             while True:  # whoever is still waiting hears that the session is gone
                 try:
@@ -112,6 +170,7 @@ class GradingSession:
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
         """Instead of pytest's loop over the items once: the same loop, once per submission.
         (Collection errors are the plugin's to report, for every submission: `plugin.errors`.)"""
+        self.imports.put_back()  # collected: nothing of the course stays on sys.path for later engines
         self.ready.set()
         while (job := self.jobs.get()) is not None:
             student, future, exercises = job
@@ -125,6 +184,7 @@ class GradingSession:
                     item.config.hook.pytest_runtest_protocol(item=item, nextitem=items[i + 1] if i + 1 < len(items) else None)
                 self.plugin.find_counterexamples(items)
             except BaseException as exc:
+                self.imports.put_back()
                 self.ended = f"{type(exc).__name__}: {exc}"
                 future.set_result(outcomes)  # what ran is graded; the engine marks the rest
                 raise
@@ -132,6 +192,7 @@ class GradingSession:
                 for item in items:
                     self.most_calls[item.nodeid] = max(self.most_calls.get(item.nodeid, 0),
                                                        student.calls_made.get(item.nodeid, 0))
+            self.imports.put_back()  # each package's set-up imported it again, through sys.path
             future.set_result(outcomes)
         return True
 
