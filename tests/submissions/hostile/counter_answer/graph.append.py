@@ -1,7 +1,7 @@
 
 
 # ---- false negative: a dict subclass as the answer (issue 29) ----------------------------------------
-# exercises.md says graph_node_counts returns a dict[str, int]; a collections.Counter is one. It must be
+# exercises/graph.py says graph_node_counts returns a dict[str, int]; a collections.Counter is one. It must be
 # judged as the plain dict of its items, not refused as "not a plain dict".
 import collections
 
