@@ -131,7 +131,7 @@ def test_the_spawn_fallback_grades_like_the_zygote(monkeypatch, tmp_path):
     slower, not isolated beyond the process boundary, but graded with the same protocol."""
     from grader.host import launcher, runner
 
-    monkeypatch.setattr(runner, "make_launcher",
+    monkeypatch.setattr(launcher, "make_launcher",
                         lambda limits, course, device="cpu", **kw: launcher.SpawnLauncher(limits, course, device=device))
     engine = runner.Engine(Options())
     try:
