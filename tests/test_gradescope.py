@@ -55,15 +55,20 @@ def make_root(tmp_path, autograder_zip, submission_zip, unpack=True):
     return root
 
 
-def run_autograder(root: Path, python: str = sys.executable, fails: bool = False, stderr: list | None = None) -> dict:
-    """run_autograder, locally (AUTOGRADER_ROOT set): exit 0 when it graded, non-zero when it could not."""
+def run_autograder(root: Path, python: str = sys.executable, fails: bool = False, stderr: list | None = None,
+                   stdout: list | None = None) -> dict | None:
+    """run_autograder, locally (AUTOGRADER_ROOT set): exit 0 when it graded, non-zero when it could not.
+    Its results.json, or None when it wrote none (Gradescope's autograder error, no score)."""
     env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRAD_LAB_PYTHON": python}
     env.pop("PYTHONPATH", None)  # the run must import the package the zip carries, nothing else
     done = subprocess.run(["bash", str(root / "run_autograder")], env=env, capture_output=True, text=True, timeout=300)
     assert (done.returncode != 0) == fails, done.stderr
     if stderr is not None:
         stderr.append(done.stderr)
-    return json.loads((root / "results" / "results.json").read_text())
+    if stdout is not None:
+        stdout.append(done.stdout)
+    written = root / "results" / "results.json"
+    return json.loads(written.read_text()) if written.exists() else None
 
 
 def test_the_zip_holds_setup_run_autograder_a_cpu_torch_and_the_package(autograder_zip):
@@ -148,44 +153,68 @@ def test_notebook_hand_ins_score_as_their_py_zips(tmp_path, autograder_zip, engi
         assert [(t["name"], t["score"]) for t in results["tests"]] == \
             [(f"{e['name']}: {t['name']}", t["score"]) for e in report["exercises"] for t in e["tests"]]
         assert results["score"] == report["score"] < FULL_MARKS
-    # last term's notebook: not graded, and said so first, where the submission limit looks
+
+
+def last_terms_notebook(folder: Path) -> Path:
+    """The reference as last term's notebook (version 2019.2): an ungradable hand-in, not this assignment's file."""
     from grader.host.cells import METADATA_KEY
-    from grader.policy import limits
+    from notebook_support import exported, with_reference, write
 
     old = with_reference(exported())
     old["metadata"][METADATA_KEY]["version"] = "2019.2"
-    work = tmp_path / "old"
-    work.mkdir()
-    results = valid(run_autograder(make_root(work, autograder_zip, write(old, work / "autograd_lab.ipynb"), unpack=False)))
-    assert results["output"].startswith(limits.UNGRADABLE) and "version '2019.2'" in results["output"]
-    assert results["extra_data"]["autograd_lab"]["status"] == "ungradable"
+    folder.mkdir()
+    return write(old, folder / "autograd_lab.ipynb")
 
 
-def test_a_results_json_is_written_when_python_cannot_run(tmp_path, autograder_zip):
+def test_an_ungradable_result_is_never_a_score_on_gradescope(tmp_path, autograder_zip):
+    """Gradescope's results.json has no ungradable status: any score in it is the student's grade. The first
+    such submission gets no results.json, which Gradescope reports as an autograder error ("The autograder
+    failed to execute correctly"), no score; a later one keeps the last graded submission's results and
+    score, the reason first, where the submission limit looks."""
+    from grader.policy import limits
+
+    root = make_root(tmp_path, autograder_zip, last_terms_notebook(tmp_path / "old"), unpack=False)
+    (root / "results" / "results.json").write_text('{"score": 0}')  # stale, or planted: never kept
+    said, printed = [], []
+    assert run_autograder(root, fails=True, stderr=said, stdout=printed) is None
+    assert "autograder error" in printed[0] and "not a score" in printed[0] and "version '2019.2'" in said[0]
+    earlier = {"score": 42.5, "output": "autograd-lab: 7 of 9 public tests passed.",
+               "tests": [{"name": "an exercise: a test", "score": 2.5, "max_score": 5, "status": "failed"}]}
+    (root / "submission_metadata.json").write_text(json.dumps({
+        "created_at": "2026-12-02T10:00:00+08:00",
+        "previous_submissions": [{"submission_time": "2026-12-01T09:00:00+08:00", "score": 42.5, "results": earlier}]}))
+    results = valid(run_autograder(root, fails=True))
+    assert results["score"] == 42.5 and results["tests"] == earlier["tests"]
+    first, reason = results["output"].split("\n")[:2]
+    assert first == limits.UNGRADABLE and "version '2019.2'" in reason
+    assert "Your score stays 42.5, from your submission of 2026-12-01 09:00 (UTC+08:00)" in results["output"]
+    assert results["extra_data"]["autograd_lab"] == {"status": "ungradable", "kept_from": "2026-12-01T09:00:00+08:00"}
+    assert not limits.was_graded({"score": 42.5, "results": results})  # no attempt for the submission limit
+
+
+def test_no_results_json_and_no_score_when_python_cannot_run(tmp_path, autograder_zip):
     sub = wrong_zip("wrong_hvp", tmp_path / "sub.zip")
     root = make_root(tmp_path, autograder_zip, sub)
     (root / "results" / "results.json").write_text('{"score": 100}')  # stale, or planted: never kept
-    said = []
-    results = valid(run_autograder(root, python="/bin/false", fails=True, stderr=said))
-    assert results["score"] == 0 and results["tests"] == []
-    assert "could not run" in results["output"]
+    said, printed = [], []
+    assert run_autograder(root, python="/bin/false", fails=True, stderr=said, stdout=printed) is None
+    assert "no results.json (exit status 1): Gradescope records an autograder error, not a score" in printed[0]
     assert "autograd-lab: the autograder failed (exit status 1" in said[0]
 
 
 def test_a_local_run_with_a_python_that_lacks_torch_says_so_and_fails(tmp_path, autograder_zip):
     """`AUTOGRAD_LAB_PYTHON=python3` on a machine whose python3 has no torch (docs/otter-gradescope.md): the
-    local run names the missing module and what to change, and exits non-zero; results.json still says 0."""
+    local run names the missing module and what to change, and exits non-zero; it writes no results.json (no score)."""
     bare = tmp_path / "bare"
     subprocess.run([os.path.realpath(sys.executable), "-m", "venv", "--without-pip", str(bare)], check=True)
     root = make_root(tmp_path, autograder_zip, wrong_zip("wrong_hvp", tmp_path / "sub.zip"))
     said = []
-    results = valid(run_autograder(root, python=str(bare / "bin" / "python"), fails=True, stderr=said))
-    assert results["score"] == 0
+    assert run_autograder(root, python=str(bare / "bin" / "python"), fails=True, stderr=said) is None
     assert "No module named" in said[0] and "AUTOGRAD_LAB_PYTHON" in said[0], said[0]
 
 
 @pytest.mark.parametrize("where", ["engine", "everything"])
-def test_a_results_json_is_written_when_grading_crashes(tmp_path, autograder_zip, monkeypatch, where):
+def test_a_grading_crash_is_ungradable_never_a_0(tmp_path, autograder_zip, monkeypatch, where):
     root = make_root(tmp_path, autograder_zip, wrong_zip("wrong_hvp", tmp_path / "sub.zip"))
 
     def boom(*args, **kwargs):
@@ -198,14 +227,15 @@ def test_a_results_json_is_written_when_grading_crashes(tmp_path, autograder_zip
         monkeypatch.setattr(gradescope, "grade", boom)
     checkout_hidden = gradescope.PACKAGE_DIR / "cases" / "hidden"
     mode = checkout_hidden.stat().st_mode
-    gradescope.run(root)
+    assert gradescope.run(root) is None  # no score: Gradescope's autograder error
     assert checkout_hidden.stat().st_mode == mode, "only the package copy under the root is chmodded"
+    assert not (root / "results" / "results.json").exists()
+    (root / "submission_metadata.json").write_text(json.dumps({
+        "created_at": "2026-12-02T10:00:00Z",
+        "previous_submissions": [{"submission_time": "2026-12-01T10:00:00Z", "score": 61, "results": {"score": 61}}]}))
+    gradescope.run(root)
     results = valid(json.loads((root / "results" / "results.json").read_text()))
-    assert results["score"] == 0
-    assert all(t["score"] == 0 for t in results["tests"] if "score" in t)
-    if where == "engine":  # the complete score file of zeros that grader grade writes, test by test
-        assert len(results["tests"]) > len(catalog.load().exercises) and all("internal grader error" in t["output"] for t in results["tests"])
-    else:
-        assert [t["visibility"] for t in results["tests"]] == ["visible", "hidden"]
-        assert "boom" in results["tests"][1]["output"] and "boom" not in results["tests"][0]["output"]
-
+    assert results["score"] == 61 and results["tests"] == []  # the last graded submission's, never a 0
+    assert gradescope.is_ungradable(results)
+    if where == "everything":  # the trace is the instructor's (stderr), the student reads what happened
+        assert gradescope.CRASHED in results["output"] and "boom" not in results["output"]

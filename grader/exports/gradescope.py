@@ -5,8 +5,9 @@ It owns the Gradescope autograder zip (`setup.sh`, `run_autograder`, the package
 device) and `run(root)`, which `run_autograder` calls: it grades `ROOT/submission` with the
 sandboxed engine and writes `ROOT/results/results.json` per Gradescope's specification, one test
 entry per test case. Hidden cases are `after_published`, named and with their hint, never their
-inputs. A results.json is written whatever happens: a grading crash gives every case 0 with the
-reason, and `run_autograder` writes one itself if Python cannot start. ROOT is `/autograder` on
+inputs. A submission the grader could not grade (an ungradable score file, a crash) never gets a
+score of its own: the last graded submission's results stand, or no results.json is written, which
+Gradescope reports as an autograder error, not a 0 (`ungradable_results`). ROOT is `/autograder` on
 Gradescope; `--root` or `AUTOGRADER_ROOT` points it elsewhere (the tests use a temporary folder).
 
 Also shared with `grader.exports.otter`: the package source the instructor zips carry, their pinned CPU
@@ -40,6 +41,10 @@ SOURCE_DIR = "autograd_lab"  # the package source's folder in the instructor zip
 CONFIG_FILE = "autograd_lab.json"
 DEFAULT_ROOT = "/autograder"
 OUTPUT_LIMIT = 10_000  # characters of a submission's text in one test's output
+CRASHED = "! The autograder failed while grading. This is not a problem with your submission. / 评分程序出错，不是你的提交的问题。"
+NO_RESULTS = ("autograd-lab: no results.json: this submission could not be graded and no earlier one was, so Gradescope "
+              "records an autograder error ('The autograder failed to execute correctly'), not a score; fix the cause "
+              "and rerun the autograder on it")
 
 SOURCE_README = """\
 # autograd-lab (grader package, instructor copy)
@@ -68,8 +73,10 @@ chmod -R go-rwx /autograder/source/{SOURCE_DIR}/grader/cases/hidden
 RUN_AUTOGRADER = f"""\
 #!/usr/bin/env bash
 # autograd-lab: Gradescope runs this for every submission, as root, in /autograder. It grades
-# submission/ with autograd-lab's sandboxed engine and writes results/results.json. Should Python
-# fail to start or die, it writes a zero-score results.json itself: there is always one.
+# submission/ with autograd-lab's sandboxed engine and writes results/results.json. A submission it
+# could not grade gets no score of its own: the last graded submission's stands, or, without one (or
+# should Python fail to start or die), no results.json at all, which Gradescope reports as an
+# autograder error to rerun, not as a 0.
 # AUTOGRADER_ROOT replaces /autograder (tests); AUTOGRAD_LAB_PYTHON the Python that grades.
 root="${{AUTOGRADER_ROOT:-{DEFAULT_ROOT}}}"
 python="${{AUTOGRAD_LAB_PYTHON:-$root/venv/bin/python}}"
@@ -82,12 +89,11 @@ cd "$root" || exit 1
     "$root/source/{SOURCE_DIR}" --root "$root"
 status=$?
 if [ ! -s "$results" ]; then
-    cat > "$results" <<EOF
-{{"score": 0, "execution_time": 0, "output": "The autograder could not run (exit status $status). This is not a problem with your submission: please tell your instructor.", "stdout_visibility": "hidden", "tests": []}}
-EOF
+    rm -f "$results"
+    echo "autograd-lab: no results.json (exit status $status): Gradescope records an autograder error, not a score"
 fi
 if [ -n "${{AUTOGRADER_ROOT:-}}" ] && [ "$status" != 0 ]; then  # a local run: say it failed (Gradescope reads results.json)
-    echo "autograd-lab: the autograder failed (exit status $status; the cause is above and in $results)" >&2
+    echo "autograd-lab: the autograder failed (exit status $status; the cause is above)" >&2
     echo "  it graded with $python (AUTOGRAD_LAB_PYTHON chooses it), which needs torch and the grader's dependencies" >&2
     exit "$status"
 fi
@@ -180,24 +186,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=Path(os.environ.get("AUTOGRADER_ROOT", DEFAULT_ROOT)),
                         help=f"the autograder folder (default: $AUTOGRADER_ROOT or {DEFAULT_ROOT})")
     results = run(parser.parse_args(argv).root)
-    return 1 if failure_of(results) else 0
+    return 1 if results is None or is_ungradable(results) else 0
 
 
-def failure_of(results: dict) -> str:
-    """Why the run could not grade, from what it wrote ("" when it graded): the grader's own failure,
-    never the submission's."""
-    for test in results.get("tests", []):
-        output = test.get("output", "")
-        if test.get("name") == "autograder error (details)" or "internal grader error" in output:
-            lines = [line for line in output.splitlines() if line.strip()]
-            return lines[-1].strip() if lines else "internal grader error"
-    return ""
+def is_ungradable(results: dict) -> bool:
+    """Whether a results.json stands for a submission the grader could not grade (its first line says so)."""
+    return results.get("output", "").split("\n", 1)[0] == limits.UNGRADABLE
 
 
-def say_failure(results: dict) -> None:
+def say_failure(cause: str) -> None:
     """On stderr (the instructor's; hidden from students on Gradescope): the cause of a failed run, and
     what to change when it is the grading Python that lacks a module."""
-    cause = failure_of(results)
     if not cause:
         return
     print(f"autograd-lab: the autograder could not grade: {cause}", file=sys.stderr)
@@ -207,13 +206,20 @@ def say_failure(results: dict) -> None:
               ".venv/bin/python)", file=sys.stderr)
 
 
-def run(root: Path) -> dict:
-    """Grade ROOT/submission and write ROOT/results/results.json; returns what was written."""
+def last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def run(root: Path) -> dict | None:
+    """Grade ROOT/submission and write ROOT/results/results.json; returns what was written, or None when
+    nothing was: a submission the grader could not grade, with no earlier graded one (`ungradable_results`)."""
     from grader.host.intake import load
     from grader.host.results import write_atomic
 
     root = Path(root)
     start = time.monotonic()
+    cause = ""
     try:
         config = json.loads((root / "source" / CONFIG_FILE).read_text(encoding="utf-8"))
         limit = limits.Limit.from_config(config)
@@ -226,14 +232,26 @@ def run(root: Path) -> dict:
             with tempfile.TemporaryDirectory(prefix="autograd-lab-zip-course-") as tmp:
                 report = grade(sub, seed=config.get("seed", 0), device=config.get("device", "cpu"),
                                secrets=secret_paths(root), course=course_to_grade(zip_course(root), Path(tmp)))
-            results = gradescope_results(report, time.monotonic() - start)
-            if verdict:
-                results["output"] += "\n" + verdict.note
+            if score_files.is_ungradable(report):
+                cause = last_line(next(iter(report.get("submission_errors", [])), "")) or "ungradable"
+                results = ungradable_results(student_summary(report), root, time.monotonic() - start)
+            else:
+                results = gradescope_results(report, time.monotonic() - start)
+                if verdict:
+                    results["output"] += "\n" + verdict.note
     except Exception:
-        results = crash_results(traceback.format_exc(), time.monotonic() - start)
-    write_atomic(root / "results" / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
-    print(results.get("output", ""))
-    say_failure(results)
+        trace = traceback.format_exc()
+        print(trace, file=sys.stderr)
+        cause = last_line(trace)
+        results = ungradable_results("\n".join([limits.UNGRADABLE, CRASHED]), root, time.monotonic() - start)
+    target = root / "results" / "results.json"
+    if results is None:
+        target.unlink(missing_ok=True)
+        print(NO_RESULTS)
+    else:
+        write_atomic(target, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+        print(results.get("output", ""))
+    say_failure(cause)
     return results
 
 
@@ -381,19 +399,16 @@ def counterexample_output(exercise: dict) -> str:
     return "\n" + clean_text("\n".join(counterexample_lines(view)), OUTPUT_LIMIT)
 
 
-def crash_results(trace: str, execution_time: float) -> dict:
-    """When not even a score file of zeros could be made: a score of 0 and one visible failure."""
-    return {
-        "score": 0,
-        "execution_time": round(execution_time, 3),
-        "output": "The autograder failed while grading. This is not a problem with your submission: "
-                  "please tell your instructor.",
-        "stdout_visibility": "hidden",
-        "tests": [{"name": "autograder error", "score": 0, "max_score": 0, "status": "failed",
-                   "visibility": "visible", "output": "The autograder failed; your instructor has the details."},
-                  {"name": "autograder error (details)", "status": "failed", "visibility": "hidden",
-                   "output": trace[-5000:]}],
-    }
+def ungradable_results(reason: str, root: Path, execution_time: float) -> dict | None:
+    """What Gradescope gets for a submission the grader could not grade (`reason`: the student's summary,
+    its first line limits.UNGRADABLE): never a score of its own, for Gradescope's results.json has no such
+    status and any score it holds is the student's grade. With an earlier graded submission in the
+    metadata, that one's results and score stand, `reason` first (Gradescope's documented way for a
+    student to keep their last valid score, as past the submission limit). Without one, None: no
+    results.json, which Gradescope reports as "The autograder failed to execute correctly", an autograder
+    error the instructor can rerun, which the submission limit does not count."""
+    kept = limits.last_graded(limits.read_metadata(root))
+    return None if kept is None else limits.kept_when_ungradable(kept, reason, execution_time)
 
 
 if __name__ == "__main__":

@@ -109,16 +109,34 @@ def was_graded(previous: dict) -> bool:
     return not (isinstance(output, str) and output.split("\n", 1)[0] in (NOT_GRADED, UNGRADABLE, _UNGRADABLE_BEFORE))
 
 
+def _graded_before(metadata: dict | None) -> tuple[datetime, list[tuple[datetime, dict]]]:
+    """This submission's time and the earlier submissions that count, oldest first; raises TypeError,
+    KeyError or ValueError on unreadable metadata."""
+    now = parse_time(metadata["created_at"])
+    previous = [(parse_time(p["submission_time"]), p) for p in metadata.get("previous_submissions") or []
+                if isinstance(p, dict)]
+    return now, sorted(((t, p) for t, p in previous if t < now and was_graded(p)), key=lambda item: item[0])
+
+
+def _last_with_score(graded: list[tuple[datetime, dict]]) -> dict | None:
+    return next(({**p, "score": _score(p)} for _, p in reversed(graded) if _score(p) is not None), None)
+
+
+def last_graded(metadata: dict | None) -> dict | None:
+    """The latest earlier submission that was graded, with its score (None without metadata or one)."""
+    try:
+        return _last_with_score(_graded_before(metadata)[1])
+    except (TypeError, KeyError, ValueError):
+        return None
+
+
 def decide(metadata: dict | None, limit: Limit) -> Verdict:
     """Whether this submission is graded under the limit. Never raises: unreadable metadata grades."""
     try:
-        now = parse_time(metadata["created_at"])
-        previous = [(parse_time(p["submission_time"]), p) for p in metadata.get("previous_submissions") or []
-                    if isinstance(p, dict)]
+        now, graded = _graded_before(metadata)
     except (TypeError, KeyError, ValueError):
         return Verdict(True, 0, "(No submission metadata: the submission limit was not applied. / "
                                 "没有提交元数据：未应用提交次数限制。)")
-    graded = sorted(((t, p) for t, p in previous if t < now and was_graded(p)), key=lambda item: item[0])
     since = now - timedelta(hours=limit.window_hours) if limit.window_hours else None
     in_window = [t for t, _ in graded if since is None or t > since]
     en_limit, zh_limit = limit.in_words()
@@ -126,7 +144,7 @@ def decide(metadata: dict | None, limit: Limit) -> Verdict:
         used = len(in_window) + 1
         return Verdict(True, used, f"Submission limit: {en_limit}; this is graded submission {used} of "
                                    f"{limit.max_submissions}. / 提交次数限制：{zh_limit}；这是第 {used} 次评分。")
-    kept = next(({**p, "score": _score(p)} for _, p in reversed(graded) if _score(p) is not None), None)
+    kept = _last_with_score(graded)
     if kept is None:  # nothing to keep: grading this one is fairer than a 0
         return Verdict(True, len(in_window) + 1, f"Submission limit: {en_limit}; no earlier score was found, so this "
                                                  f"submission is graded. / 提交次数限制：{zh_limit}；未找到之前的成绩，本次照常评分。")
@@ -207,3 +225,23 @@ def kept_question_scores(verdict: Verdict, maxima: dict[str, float]) -> tuple[di
         spread[name] = min(maximum, max(0.0, left))
         left -= spread[name]
     return spread, False
+
+
+def kept_when_ungradable(kept: dict, reason: str, execution_time: float) -> dict:
+    """A Gradescope results.json for a submission the grader could not grade (`reason`, whose first line is
+    UNGRADABLE): the last graded submission's results and score stand, as past the limit, with `reason`
+    first; it is no grade of this submission and counts as no submission."""
+    results = copy.deepcopy(kept.get("results")) if isinstance(kept.get("results"), dict) else {}
+    results.pop("leaderboard", None)
+    earlier = results.get("output")
+    moment = parse_time(kept["submission_time"])
+    when = _local(moment, moment)
+    stands = (f"Your score stays {kept['score']:g}, from your submission of {when}. / "
+              f"你的成绩保持为 {kept['score']:g}（来自 {when} 的提交）。")
+    results.update(score=kept["score"], execution_time=round(execution_time, 3),
+                   output=reason + "\n" + stands
+                   + (f"\n\nYour last graded submission / 上次评分的提交:\n{earlier}" if earlier else ""))
+    results.setdefault("tests", [])
+    extra = results.setdefault("extra_data", {}).setdefault("autograd_lab", {})
+    extra.update(status="ungradable", kept_from=kept["submission_time"])
+    return results
