@@ -224,6 +224,13 @@ def _relied(relied: tuple, _type=type, _str=str, _dict=dict, _tuple=tuple, _len=
     return problem
 
 
+def torch_left(_torch_state=_torch_state) -> str | None:
+    """`settle`'s torch part alone (modes, saved-tensor hooks, a compiler, a frame hook, dispatch keys):
+    what a call puts back and names before it records anything about its arguments (4 us, against
+    40 us for all of `settle`)."""
+    return _torch_state()
+
+
 def settle(relied: tuple, _signal_handlers=_signal_handlers, _timers=_timers, _torch_state=_torch_state,
            _relied=_relied, _gc_disable=gc.disable) -> str | None:
     """Put back what the last step of student code left behind, and name it (the first thing), or

@@ -484,16 +484,17 @@ class Worker:
         request names one), in steps (`grader.sandboxed.guard.step`); after the last, check what
         the worker relies on before anything is encoded.
 
-        What the worker records before the first step (versions_before) is recorded only after a
-        `settle` of its own: a finalizer of the student's that ran since the last step (the
-        worker let go of an object the step had reached) may have left a torch mode behind. And
+        What the worker records before the first step (versions_before) is recorded only after
+        torch's modes and hooks are put back (`guard.torch_left`): a finalizer of the student's that
+        ran since the last step (the worker let go of an object the step had reached) may have left
+        a torch mode behind. And
         whatever a step may have reached and filled is kept alive until the next call's first step
         (`guard.KEEP`), so that no such finalizer runs while the reply is built."""
         relied, step, reply, perf_counter, calls = guarded.relied, guard.step, self._reply, _perf_counter, api_calls
-        keep, settle = guard.KEEP.append, guard.settle
+        keep = guard.KEEP.append
         keep(list(calls.items()))  # (what the last call's steps put there goes in this call's first step)
         calls.clear()
-        problem = settle(relied)
+        problem = guard.torch_left()
         if problem is not None:
             return TamperedBy(BY_TORCH, problem + " (left between two calls)")
         target = FOUND
