@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import importlib.util
+import os
 import subprocess
 import sys
 import zipfile
@@ -198,3 +199,41 @@ def test_the_command_writes_the_page_and_the_csv(tmp_path, corpus):
     rows = list(csv.DictReader((tmp_path / "s.csv").open(encoding="utf-8")))
     assert {(r["a"], r["b"]) for r in rows} >= {("reference-001", "wrong-add_into_out_buffer_default_dtype-001")}
     assert all(r["a"] != "exercises" and r["b"] != "exercises" for r in rows) and len(made) == 6
+
+
+def _everything(result):
+    """All a review says: its pairs with their scores, its rankings per exercise, its clusters."""
+    ranked = {e: [(p.a, p.b, p.overall, p.by_exercise) for p in result.pairs(exercise=e)] for e in EXERCISES}
+    return [(p.a, p.b, p.overall, p.shared, p.by_exercise) for p in result.pairs()], ranked, \
+        result.clusters, result.exercise_clusters
+
+
+def test_reading_in_processes_gives_what_reading_here_gives(tmp_path, monkeypatch):
+    """The corpus and sample hand-ins (an unreadable one among them), read in 2 processes 3 hand-ins at a
+    time, then reviewed: the same hand-ins, fingerprints, problems, pairs, scores and clusters as read
+    in this process (the fingerprints' hashes are the same in every process)."""
+    sc.make_corpus(tmp_path / "class", set(EXERCISES), {e.name: e.module for e in COURSE.exercises})
+    make_submissions.make_class(tmp_path / "class", total=8)
+    (tmp_path / "class" / "broken").mkdir()
+    (tmp_path / "class" / "broken" / "grad.py").write_text("def hvp(:\n", encoding="utf-8")
+    paths = handins.expand([str(tmp_path / "class")])
+    here = handins.read_all(paths, COURSE, jobs=1)
+    monkeypatch.setattr(handins, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(handins, "CHUNK", 3)
+    there = handins.read_all(paths, COURSE, jobs=2)
+    assert len(paths) > 20 and here == there
+    assert any("grad.py cannot be read" in p for h in there if h.name == "broken" for p in h.problems)
+    assert _everything(index.review(here, EXERCISES)) == _everything(index.review(there, EXERCISES))
+
+
+def test_the_same_class_gives_the_same_csv_whatever_the_hash_seed(tmp_path):
+    """Python's string hashes change with PYTHONHASHSEED; the review's order and ties do not."""
+    make_submissions.make_class(tmp_path / "class", total=6)
+    out = []
+    for seed in ("1", "2"):
+        result = subprocess.run([sys.executable, "-m", "grader", "similarity", str(tmp_path / "class"),
+                                 str(ROOT / "exercises"), "--out", str(tmp_path / "s.html"), "--csv", str(tmp_path / "s.csv")],
+                                cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONHASHSEED": seed})
+        assert result.returncode == 0, result.stderr
+        out.append((tmp_path / "s.csv").read_text(encoding="utf-8"))
+    assert out[0] == out[1] and len(out[0].splitlines()) > 2

@@ -3,14 +3,19 @@
 Every form `grader grade` takes is read by grader/host/intake.py (folders and zips; a notebook form
 plugs in there and arrives here as module text), with the same ids as the score files. A module
 that does not parse is listed as a problem of its hand-in, never fatal. Only the fingerprints are
-kept per hand-in (memory flat in the class size); the page re-reads the few it shows.
+kept per hand-in (memory flat in the class size); the page re-reads the few it shows. A large class
+is read in processes of its own, one per CPU (`read_all`): each parses its share (never runs it) and
+sends back plain data, names, problem texts and sets of ints, which the review gets as if read here.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from multiprocessing import get_context
 from pathlib import Path
 
 from grader.catalog import Catalog
@@ -20,6 +25,9 @@ from grader.similarity.fingerprints import fingerprints
 
 
 HAND_IN_FILES = (".zip", intake.NOTEBOOK_SUFFIX)  # besides folders: the files a folder of hand-ins holds
+PARALLEL_FROM = 500  # hand-ins: a smaller class is read in this process (starting others costs ~1 s of CPU)
+CHUNK = 20  # hand-ins a reading process is given at a time
+SEEN = 4096  # modules a reading process remembers by content (then forgets them all: memory stays flat)
 
 
 @dataclass
@@ -81,6 +89,67 @@ def read(path: str | os.PathLike, course: Catalog, stub: dict[str, frozenset[int
         else:
             hand_in.exercises.update(found)
     return hand_in
+
+
+def read_all(paths: list[str], course: Catalog, jobs: int | None = None) -> list[HandIn]:
+    """Every hand-in of `paths`, in their order, as `read` gives them; in `jobs` processes (default:
+    one per CPU) when the class is large. An exercise's answers that are equal are one object."""
+    stub = stub_fingerprints(course)
+    jobs = (os.cpu_count() or 1) if jobs is None else jobs
+    same: dict[tuple[str, frozenset[int]], frozenset[int]] = {}
+    found = _read_here(paths, course, stub) if jobs <= 1 or len(paths) < PARALLEL_FROM else \
+        _read_in_processes(paths, course, stub, jobs)
+    return [HandIn(name, path, {e: _one_of(same, e, fps) for e, fps in exercises.items()}, problems)
+            for name, path, exercises, problems in found]
+
+
+def _one_of(same: dict, exercise: str, fps: frozenset[int]) -> frozenset[int]:
+    """The one object for an exercise's answers equal to `fps`, made the same way whichever process read
+    it (a set's order follows how it was made; the review's sums of weights follow that order)."""
+    found = same.get((exercise, fps))
+    if found is None:
+        found = same[(exercise, fps)] = frozenset(sorted(fps))
+    return found
+
+
+def _plain(hand_in: HandIn) -> tuple[str, str, dict[str, frozenset[int]], list[str]]:
+    return hand_in.name, hand_in.path, hand_in.exercises, hand_in.problems
+
+
+def _read_here(paths: list[str], course: Catalog, stub):
+    seen: dict = {}
+    for p in paths:
+        yield _plain(read(p, course, stub, seen))
+
+
+def _read_in_processes(paths: list[str], course: Catalog, stub, jobs: int):
+    """Each hand-in's plain data, in order, from processes given CHUNK hand-ins at a time (a spawned
+    process: nothing of this one's state but the course's path and the stub's fingerprints)."""
+    chunks = [paths[i:i + CHUNK] for i in range(0, len(paths), CHUNK)]
+    done = 0
+    try:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), mp_context=get_context("spawn"),
+                                 initializer=_start_reader, initargs=(str(course.path), stub)) as pool:
+            for part in pool.map(_read_chunk, chunks):
+                done += len(part)
+                yield from part
+    except BrokenProcessPool:  # a reading process died: what it had not sent is read here, as before
+        yield from _read_here(paths[done:], course, stub)
+
+
+_reader: dict = {}  # in a reading process: the course and its stub's fingerprints
+
+
+def _start_reader(course_path: str, stub: dict[str, frozenset[int]]) -> None:
+    from grader import catalog
+
+    _reader.update(course=catalog.use(course_path), stub=stub, seen={})
+
+
+def _read_chunk(paths: list[str]) -> list[tuple]:
+    if len(_reader["seen"]) > SEEN:
+        _reader["seen"].clear()
+    return [_plain(read(p, _reader["course"], _reader["stub"], _reader["seen"])) for p in paths]
 
 
 def _own_fingerprints(data: bytes, module: str, course: Catalog, stub) -> dict[str, frozenset[int]] | str:

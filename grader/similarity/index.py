@@ -84,7 +84,7 @@ def review(hand_ins: list[HandIn], exercises: list[str]) -> Review:
     weights = rarity_weights(hand_ins, exercises)
     groups = identical_groups(hand_ins)
     reps = [hand_ins[g[0]] for g in groups]
-    totals = [{e: sum(weights[e][fp] for fp in fps) for e, fps in r.exercises.items()} for r in reps]
+    totals = [{e: sum(map(weights[e].__getitem__, fps)) for e, fps in r.exercises.items()} for r in reps]
     kept = Kept(exercises, len(groups))
     for g in range(len(groups)):
         if len(groups[g]) > 1 and reps[g].exercises:
@@ -93,7 +93,7 @@ def review(hand_ins: list[HandIn], exercises: list[str]) -> Review:
     scorer = Scorer(reps, totals, weights, common)
     for a, b in found:
         kept.add(scorer.score(a, b))
-    del found
+    del found, scorer
     result = Review(hand_ins, exercises, weights, groups, kept.pairs(), kept.ranked())
     result.clusters = kept.clusters(result)
     result.exercise_clusters = {e: found for e in exercises if (found := kept.clusters(result, e))}
@@ -117,8 +117,9 @@ class Kept:
         if gp.overall >= CLUSTER_SCORE:
             _join(self.links[None], gp.a, gp.b)
         for e, score in gp.by_exercise.items():
-            if score > 0:
-                _push(self.by_exercise[e], (score, gp.overall, self.count, gp), KEEP_PER_EXERCISE)
+            heap = self.by_exercise[e]
+            if score > 0 and (len(heap) < KEEP_PER_EXERCISE or score >= heap[0][0]):  # else _push would not
+                _push(heap, (score, gp.overall, self.count, gp), KEEP_PER_EXERCISE)
             if score >= CLUSTER_SCORE:
                 _join(self.links[e], gp.a, gp.b)
 
@@ -184,66 +185,81 @@ def identical_groups(hand_ins: list[HandIn]) -> list[list[int]]:
     return list(by_key.values())
 
 
-def candidate_pairs(reps: list[HandIn]) -> tuple[set[tuple[int, int]], set[tuple[str, int]]]:
-    """(pairs of groups worth scoring, the fingerprints too common to be evidence).
+def candidate_pairs(reps: list[HandIn]) -> tuple[list[tuple[int, int]], dict[str, set[int]]]:
+    """(pairs of groups worth scoring, in order; exercise -> its fingerprints too common to be evidence).
 
     Every fingerprint of every answer is indexed; each answer then probes the index with its PROBES
     rarest fingerprints that someone else shares (and that are not too common): of the partners that
     half those probes reach (MIN_HITS at least), the PARTNERS reached most are candidates. A copy
     shares the rarest of what it copied, so it is found; one statement that many write (`torch.sin(x)`)
     reaches many partners, each with its few fingerprints, and proposes none of them alone; and an
-    answer proposes a bounded number of partners, so the pairs grow with the class, not its square."""
-    index: dict[tuple[str, int], list[int]] = defaultdict(list)
+    answer proposes a bounded number of partners, so the pairs grow with the class, not its square.
+    Equal answers (one object, `handins.read_all`) probe once for all the groups that gave them."""
+    index: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
+    givers: dict[str, dict[int, tuple[frozenset[int], list[int]]]] = defaultdict(dict)  # e -> id -> (answer, groups)
     for g, r in enumerate(reps):
         for e, fps in r.exercises.items():
+            postings = index[e]
             for fp in fps:
-                index[(e, fp)].append(g)
+                postings[fp].append(g)
+            givers[e].setdefault(id(fps), (fps, []))[1].append(g)
     cap = max(MIN_COMMON_CAP, int(4 * math.sqrt(len(reps))))
-    common = {key for key, members in index.items() if len(members) > cap}
+    common = {e: {fp for fp, members in postings.items() if len(members) > cap} for e, postings in index.items()}
     found: set[tuple[int, int]] = set()
-    for g, r in enumerate(reps):
-        for e, fps in r.exercises.items():
-            shared = [(len(index[(e, fp)]), fp) for fp in fps if 1 < len(index[(e, fp)]) <= cap]
+    for e, answers in givers.items():
+        postings = index[e]
+        for fps, gs in answers.values():
+            shared = [(n, fp) for fp in fps if 1 < (n := len(postings[fp])) <= cap]
             probes = heapq.nsmallest(PROBES, shared)
             need = max(MIN_HITS, len(probes) // 2)
-            hits = Counter(itertools.chain.from_iterable(index[(e, fp)] for _, fp in probes))
-            hits.pop(g, None)
-            found.update((min(g, h), max(g, h)) for h, n in hits.most_common(PARTNERS) if n >= need)
-    return found, common
+            hits = Counter(itertools.chain.from_iterable(postings[fp] for _, fp in probes))
+            ranked = hits.most_common(PARTNERS + 1)  # with g popped, most_common(PARTNERS) would be these less g
+            for g in gs:
+                partners = [(h, n) for h, n in ranked if h != g][:PARTNERS]
+                found.update((min(g, h), max(g, h)) for h, n in partners if n >= need)
+    return sorted(found), common
 
 
 class Scorer:
-    """Scores of group pairs: per exercise, the weighted Jaccard of the two answers' fingerprints."""
+    """Scores of group pairs: per exercise, the weighted Jaccard of the two answers' fingerprints. The
+    same answer in both (one object) shares all its weight; the shared weight of two common parts is
+    computed once per distinct pair of them."""
 
     def __init__(self, reps: list[HandIn], totals: list[dict[str, float]], weights: dict[str, dict[int, float]],
-                 common: set[tuple[str, int]]):
-        self.reps, self.totals, self.weights = reps, totals, weights
-        interned: dict[tuple[str, frozenset], frozenset] = {}
-        self.parts: list[dict[str, tuple[frozenset, frozenset]]] = []  # group -> exercise -> (common, rare)
-        for r in reps:
+                 common: dict[str, set[int]]):
+        self.weights = weights
+        interned: dict[tuple[str, frozenset], int] = {}
+        self.parts: list[dict[str, tuple[frozenset, int, frozenset, float]]] = []  # e -> (answer, common, rare, total)
+        for r, total in zip(reps, totals):
             split = {}
             for e, fps in r.exercises.items():
-                usual = frozenset(fp for fp in fps if (e, fp) in common)
-                split[e] = (interned.setdefault((e, usual), usual), fps - usual)
+                usual = fps & common.get(e, frozenset())
+                split[e] = (fps, interned.setdefault((e, usual), len(interned)), fps - usual, total[e])
             self.parts.append(split)
-        self.common_shared: dict[tuple[str, int, int], float] = {}  # (exercise, id, id) of two common parts
+        self.common_parts = {i: usual for (_, usual), i in interned.items()}
+        self.common_shared: dict[tuple[int, int], float] = {}  # (index, index) of two common parts
         self.grand_totals = [sum(t.values()) for t in totals]
-
-    def _shared(self, e: str, a: tuple[frozenset, frozenset], b: tuple[frozenset, frozenset]) -> float:
-        w = self.weights[e]
-        key = (e, *sorted((id(a[0]), id(b[0]))))
-        usual = self.common_shared.get(key)
-        if usual is None:
-            usual = self.common_shared[key] = sum(map(w.__getitem__, a[0] & b[0]))
-        return usual + sum(map(w.__getitem__, a[1] & b[1]))
 
     def score(self, a: int, b: int) -> GroupPair:
         by_exercise: dict[str, float] = {}
         shared_all = 0.0
-        parts_a, parts_b = self.parts[a], self.parts[b]
-        for e in parts_a.keys() & parts_b.keys():
-            shared = self._shared(e, parts_a[e], parts_b[e])
-            union = self.totals[a][e] + self.totals[b][e] - shared
+        parts_b = self.parts[b]
+        for e, (answer, ia, rare_a, total_a) in self.parts[a].items():
+            other = parts_b.get(e)
+            if other is None:
+                continue
+            answer_b, ib, rare_b, total_b = other
+            if answer is answer_b:
+                shared = total_a
+            else:
+                key = (ia, ib) if ia <= ib else (ib, ia)
+                shared = self.common_shared.get(key)
+                w = self.weights[e]
+                if shared is None:
+                    shared = self.common_shared[key] = sum(map(w.__getitem__, self.common_parts[ia] & self.common_parts[ib]))
+                if rare_a and rare_b:
+                    shared += sum(map(w.__getitem__, rare_a & rare_b))
+            union = total_a + total_b - shared
             if shared > 0 and union > 0:
                 by_exercise[e] = shared / union
             shared_all += shared
