@@ -36,6 +36,7 @@ import contextlib
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -55,11 +56,17 @@ def grader_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "grader", *args]
 
 
-def time_grader(klass: Path, out: Path, workers: int, *extra: str) -> float:
+def time_grader(klass: Path, out: Path, workers: int, *extra: str, cpu: list | None = None) -> float:
+    """Wall seconds of one `grader grade` of the class; its CPU seconds (user and system, of it and of what
+    it started and waited for) appended to `cpu`."""
     shutil.rmtree(out, ignore_errors=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     run_checked(grader_command("grade", str(klass), "--out", str(out), "--jobs", str(workers), *extra), "grader grade")
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if cpu is not None:
+        cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     graded = len([p for p in out.glob("*.json")])
     expected = len(list(klass.iterdir()))
     if graded != expected:
@@ -247,6 +254,34 @@ def describe_machine(cpus: list[int]) -> str:
             f"{platform.system()} {platform.release()}, Python {platform.python_version()}, torch {torch.__version__}")
 
 
+def with_and_without(klass: Path, args) -> dict:
+    """Grading time with and without counterexamples (the search for a failed exercise's smallest failing
+    input), interleaved: without, with, without, ... (--rounds runs with, one more without), so that a change
+    of the machine's load shows as the "without" runs disagreeing; wall and CPU seconds of each run."""
+    without, with_, cpu_without, cpu_with = [], [], [], []
+    for _ in range(args.rounds):
+        without.append(time_grader(klass, args.out / "scores-plain", args.workers, "--no-counterexamples", cpu=cpu_without))
+        with_.append(time_grader(klass, args.out / "scores", args.workers, cpu=cpu_with))
+    without.append(time_grader(klass, args.out / "scores-plain", args.workers, "--no-counterexamples", cpu=cpu_without))
+    wall = sum(with_) / len(with_)
+    found = [json.loads(p.read_text()) for p in (args.out / "scores").glob("*.json")]
+    return {"grader_wall_s": wall, "grader_s_per_submission": wall / args.n,
+            "with_counterexamples_wall_s": with_, "without_counterexamples_wall_s": without,
+            "with_counterexamples_cpu_s": cpu_with, "without_counterexamples_cpu_s": cpu_without,
+            "counterexample_cost_share": wall / mean(without) - 1,
+            "counterexample_cpu_share": mean(cpu_with) / mean(cpu_without) - 1,
+            "load_average_at_end_of_with_and_without": os.getloadavg()[0],
+            "counterexamples_found": sum(1 for r in found for e in r["exercises"] if "counterexample" in e)}
+
+
+def seconds(values: list[float]) -> str:
+    return " and ".join(f"{v:.1f} s" for v in values)
+
+
+def mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
 def measure(args) -> dict:
     cpus = pin_cpus(args.cpus)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -256,20 +291,11 @@ def measure(args) -> dict:
     figures = {"date": time.strftime("%Y-%m-%d", time.gmtime()), "machine": describe_machine(cpus),
                "load_average_at_start": os.getloadavg()[0],
                "submissions": args.n, "workers": args.workers, "cpus": len(cpus)}
-    if args.otter_sample:
+    if args.otter_sample and not args.counterexamples_only:
         venv_otter()  # before the long part: a missing otter fails now, not after minutes
-    # Grading time with and without counterexamples (the search for a failed exercise's smallest failing
-    # input), side by side: without, with, without again, so that a change of the machine's load in between
-    # shows as the two "without" runs disagreeing.
-    without = [time_grader(klass, args.out / "scores-plain", args.workers, "--no-counterexamples")]
-    wall = time_grader(klass, args.out / "scores", args.workers)
-    without.append(time_grader(klass, args.out / "scores-plain", args.workers, "--no-counterexamples"))
-    figures["grader_wall_s"] = wall
-    figures["grader_s_per_submission"] = wall / args.n
-    figures["without_counterexamples_wall_s"] = without
-    figures["counterexample_cost_share"] = wall / (sum(without) / len(without)) - 1
-    found = [json.loads(p.read_text()) for p in (args.out / "scores").glob("*.json")]
-    figures["counterexamples_found"] = sum(1 for r in found for e in r["exercises"] if "counterexample" in e)
+    figures.update(with_and_without(klass, args))
+    if args.counterexamples_only:
+        return figures
     figures.update(floor_and_isolated(args.repeats))
     figures["isolation_overhead_s"] = figures["isolated_same_process_s"] - figures["in_process_floor_s"]
     figures["isolation_overhead_share"] = figures["isolation_overhead_s"] / figures["in_process_floor_s"]
@@ -297,12 +323,16 @@ def table(f: dict) -> str:
             "",
             "| | seconds per submission |",
             "| --- | --- |",
-            f"| `grader grade --jobs {f['workers']}` (start-up included: {f['grader_wall_s']:.1f} s for the class; "
-            f"{f['counterexamples_found']} counterexamples found) | {f['grader_s_per_submission']:.3f} |",
-            f"| the same with `--no-counterexamples` (before and after: "
-            f"{' and '.join(f'{w:.1f} s' for w in f['without_counterexamples_wall_s'])}) "
-            f"| {sum(f['without_counterexamples_wall_s']) / len(f['without_counterexamples_wall_s']) / f['submissions']:.3f} |",
-            f"| counterexamples' cost (target: at most 15% more) | {100 * f['counterexample_cost_share']:+.1f}% |"]
+            f"| `grader grade --jobs {f['workers']}` (start-up included: {seconds(f['with_counterexamples_wall_s'])} for the "
+            f"class, {seconds(f['with_counterexamples_cpu_s'])} CPU; {f['counterexamples_found']} counterexamples found) "
+            f"| {f['grader_s_per_submission']:.3f} |",
+            f"| the same with `--no-counterexamples` (one run before each of those and one after: "
+            f"{seconds(f['without_counterexamples_wall_s'])}, {seconds(f['without_counterexamples_cpu_s'])} CPU) "
+            f"| {mean(f['without_counterexamples_wall_s']) / f['submissions']:.3f} |",
+            f"| counterexamples' cost (target: at most 15% more) | {100 * f['counterexample_cost_share']:+.1f}% wall, "
+            f"{100 * f['counterexample_cpu_share']:+.1f}% CPU |"]
+    if "in_process_floor_s" not in f:  # --counterexamples-only
+        return "\n".join(rows)
     if "otter_s_per_submission" in f:
         rows += [f"| `otter run` with the exported autograder, {f['workers']} at a time (sample of {f['otter_sample']}) "
                  f"| {f['otter_s_per_submission']:.3f} |",
@@ -351,6 +381,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=20, help="reference gradings for the floor")
     parser.add_argument("--single-runs", type=int, default=3,
                         help="runs of `grader grade one.zip` and of a cold `grader check` (default 3; 0 leaves them out)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="gradings with counterexamples, each after one without (and one more without at the end)")
+    parser.add_argument("--counterexamples-only", action="store_true",
+                        help="time only grading with and without counterexamples (no floor, one hand-in or otter)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench-out")
     parser.add_argument("--readme", type=Path, help="regenerate this README's benchmark table from the figures")
     args = parser.parse_args()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import subprocess
@@ -10,6 +11,7 @@ import sys
 import pytest
 
 from conftest import ROOT
+from grader.report.scores import page_name
 from report_class import graded_class, hand_class, write_class  # noqa: F401  (fixture)
 
 
@@ -45,6 +47,33 @@ def test_problems_are_named(report_html):
     assert re.search(r"<td>leaky</td><td>crash</td>", problems)
     assert re.search(r"<td>syntax_error</td><td>import error</td>", problems)
     assert "<td>reference</td>" not in problems
+
+
+def test_the_report_counts_counterexamples_and_each_page_shows_its_own(report_html, graded_class, tmp_path):
+    """The exercises table's counterexample column gives, per exercise, how many the class's score files hold
+    and their sizes; the page each submission's name links to shows that submission's own, and only there."""
+    reports = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(graded_class.glob("*.json"))]
+    sizes: dict[str, list[int]] = {}
+    for r in reports:
+        for e in r["exercises"]:
+            sizes.setdefault(e["name"], [])
+            if e.get("counterexample"):
+                sizes[e["name"]].append(e["counterexample"]["elements"])
+    assert sum(map(len, sizes.values())) >= 2, sizes  # the class's learner mistakes lose on random inputs
+    table = report_html[report_html.index('<h2 id="exercises">'):report_html.index('<h2 id="tests">')]
+    for name, found in sizes.items():
+        cell = re.search(rf"<tr><td>{name}</td>.*?<td class=\"n\">([^<]*)</td></tr>", table, re.S).group(1)
+        assert cell == (f"{len(found)} ({', '.join(map(str, sorted(found)))} elements)" if found else "0"), name
+    result = run("feedback", str(graded_class), "--out", str(tmp_path / "fb"))
+    assert result.returncode == 0, result.stderr
+    pages = {r["submission"]: (tmp_path / "fb" / f"{page_name(r['submission'])}.html").read_text(encoding="utf-8")
+             for r in reports}
+    snippets = {r["submission"]: [e["counterexample"] for e in r["exercises"] if e.get("counterexample")] for r in reports}
+    for submission, page in pages.items():
+        assert ("找到的最小反例" in page) == bool(snippets[submission]), submission
+        text = page.replace("&#39;", "'").replace("&#34;", '"')
+        for ce in snippets[submission]:
+            assert html.escape(ce["snippet"], quote=False) in text and html.escape(ce["got"], quote=False) in text
 
 
 def test_markdown_goes_to_the_terminal(graded_class):

@@ -119,6 +119,12 @@ class SearchOver(Exception):
     """The search's budget is spent: no further call is made."""
 
 
+class _SearchDone(BaseException):
+    """Nothing more to search for: out of Hypothesis, whose runner lets a BaseException through (the budget
+    spent, a call that hung or crashed, or the first input failing: Hypothesis's simplest, which no shrinking
+    makes simpler). Hypothesis would otherwise go on running the test, each run ending before any call."""
+
+
 @dataclass
 class _State:
     budget: CounterexampleSearch
@@ -126,6 +132,9 @@ class _State:
     calls: int = 0
     stopped: bool = False
     found: tuple | None = None  # (case, recorded call, failure) of the last failing input
+    probe_judged: set = field(default_factory=set)  # the cases whose failure showed only through a probe
+    runs: int = 0  # the property's runs so far (a run may end before any call)
+    found_on_first_run: bool = False
 
     def over(self) -> bool:
         return (self.stopped or self.calls >= self.budget.calls
@@ -135,12 +144,12 @@ class _State:
 class _Recorder:
     """The `student` a test gets during the search: counts and records each call, then makes it."""
 
-    def __init__(self, student: StudentCode, state: _State):
-        self.student, self.state, self.last = student, state, None
+    def __init__(self, student: StudentCode, state: _State, skip: bool = False):
+        self.student, self.state, self.last, self.skip = student, state, None, skip
 
     def call(self, function: str, *args, probe: str | None = None, **kwargs):
-        if self.state.over():
-            raise SearchOver()
+        if self.skip or self.state.over():  # skip: the inputs are drawn as before (Hypothesis replays them
+            raise SearchOver()              # alike), and no call is made
         self.state.calls += 1
         self.last = Recorded(function, args, kwargs, probe)
         self.last.result = self.student.call(function, *args, probe=probe, **kwargs)
@@ -170,10 +179,11 @@ def search(student: StudentCode, exercise: str, cases: list[Case], budget: Count
               print_blob=False, phases=(Phase.generate, Phase.shrink))
     @given(st.data())
     def prop(data):
-        if state.over():
-            return
+        if state.over() or state.found_on_first_run:
+            raise _SearchDone()
+        state.runs += 1
         case = data.draw(st.sampled_from(cases))
-        recorder = _Recorder(student, state)
+        recorder = _Recorder(student, state, skip=case.test in state.probe_judged)
         try:
             case.run(recorder, Draws(data))
         except SearchOver:
@@ -186,7 +196,10 @@ def search(student: StudentCode, exercise: str, cases: list[Case], budget: Count
         except AssertionError as failure:
             if recorder.last is not None and recorder.last.result is not None and recorder.last.probe is None:
                 state.found = (case, recorder.last, failure)
+                state.found_on_first_run = state.runs == 1
                 raise
+            if recorder.last is not None and recorder.last.probe is not None:
+                _judged_by_a_probe(state, case, cases)
         except Exception:  # noqa: BLE001  (a test that cannot judge an input is no counterexample)
             return
 
@@ -197,7 +210,7 @@ def search(student: StudentCode, exercise: str, cases: list[Case], budget: Count
     try:
         with student.working_on(exercise):
             prop()
-    except Exception:  # noqa: BLE001  (the failure found, or Hypothesis giving up: `state.found` says)
+    except (Exception, _SearchDone):  # noqa: BLE001  (the failure found, or Hypothesis giving up: `state.found` says)
         pass
     finally:
         _restore(student, saved)
@@ -205,6 +218,15 @@ def search(student: StudentCode, exercise: str, cases: list[Case], budget: Count
         return None
     case, recorded, failure = state.found
     return describe(course, exercise, case.test, recorded, failure, state.calls)
+
+
+def _judged_by_a_probe(state: _State, case: Case, cases: list[Case]) -> None:
+    """The case failed in a probe (course code working on the student's result within the call: a later
+    backward, a double backward): a call of the student's function alone shows nothing there, so its test
+    is not run again; once every case is so, the search ends."""
+    state.probe_judged.add(case.test)
+    if len(state.probe_judged) == len({c.test for c in cases}):
+        state.stopped = True
 
 
 def _guarded(student: StudentCode, seconds: float) -> tuple:
