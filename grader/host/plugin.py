@@ -98,7 +98,7 @@ class GradingPlugin:
         if not self.counterexamples_on:
             return
         failed = {nodeid: o.spec.exercise for nodeid, o in self.outcomes.items()
-                  if o.status != TestStatus.PASSED and o.spec.folder == "hidden"}
+                  if o.status != TestStatus.PASSED and o.spec.folder == "hidden" and not self._failed_in_a_probe(nodeid)}
         for exercise in sorted(set(failed.values())):
             if exercise in self.student_code.tampered_exercises or self._not_started(exercise):
                 continue
@@ -113,6 +113,12 @@ class GradingPlugin:
                 self.search_errors.append(f"{exercise}: {type(exc).__name__}: {exc}"[:300])
             if found is not None:
                 self.counterexamples[exercise] = found
+
+    def _failed_in_a_probe(self, nodeid: str) -> bool:
+        """The test's check failed after a call that ran a probe (course code working on the student's result
+        within the call: a later backward, a double backward): a snippet calling the student's function shows
+        nothing there, so the test is no case of the search (and no worker is started for it alone)."""
+        return self.outcomes[nodeid].status == TestStatus.FAILED and self.student_code.probed.get(nodeid, False)
 
     def _not_started(self, exercise: str) -> bool:
         """Every failed test of the exercise says it is not written yet: no input shows more than that."""

@@ -155,6 +155,7 @@ class StudentCode:
         self._exercise: str | None = None  # written by `working_on` only
         self._test: str | None = None  # the node id of the test being run (`working_on`)
         self.calls_made: dict[str, int] = {}  # test -> how many calls it made (the session learns from it)
+        self.probed: dict[str, bool] = {}  # test -> whether its last call ran a probe on the result
         self.describing: list[PlannedCall] | None = None  # while the session describes the tests' first calls
         self.pipeline: Pipeline | None = None  # the requests sent ahead (grader.host.pipeline)
         self.budget = Budget(limits)
@@ -250,6 +251,7 @@ class StudentCode:
             raise Described
         if self.current_test is not None:
             self.calls_made[self.current_test] = self.calls_made.get(self.current_test, 0) + 1
+            self.probed[self.current_test] = probe is not None
         self._ensure_imported(module)
         body, reply_blobs = self._request(module, request, blobs, what=f"{function}")
         outcome = body.get("outcome")
