@@ -49,9 +49,10 @@ DEFAULT_COURSE = CASES_DIR / "course.yaml"
 FOLDERS = ("public", "hidden")
 VISIBILITY = {"public": "visible", "hidden": "hidden"}
 COURSE_KEYS = {"course", "version", "stubs", "solutions", "learner_mistakes", "public", "hidden", "helpers", "modules",
-               "mistakes", "exercises", "counterexamples"}
+               "mistakes", "exercises", "counterexamples", "properties"}
 COUNTEREXAMPLE_KEYS = {"show", "calls", "seconds", "examples"}
-EXERCISE_KEYS = {"module", "general", "public", "hidden", "repair", "mistakes"}
+PROPERTY_KEYS = {"calls", "seconds", "examples"}
+EXERCISE_KEYS = {"module", "general", "public", "hidden", "repair", "mistakes", "property"}
 MISTAKE_KEYS = {"en", "zh", "error"}
 
 
@@ -97,6 +98,16 @@ class CounterexampleSearch:
     examples: int = 30  # fresh inputs drawn before the first failure is shrunk
 
 
+@dataclass(frozen=True)
+class PropertyChecks:
+    """The course file's `properties:`: the budget of each exercise's property check in `grader check` (its
+    public property test run on fresh inputs drawn by Hypothesis, the first failure shrunk; grader.host.properties)."""
+
+    calls: int = 80  # calls of the student's function, drawing and shrinking together
+    seconds: float = 15.0  # wall-clock seconds per exercise (a safety net: the calls decide, so a seed repeats)
+    examples: int = 20  # fresh inputs drawn before the first failure is shrunk
+
+
 @dataclass
 class Exercise:
     name: str
@@ -105,6 +116,12 @@ class Exercise:
     general: tuple[str, ...] = ()  # the tests of the general case; every other test's points need them
     repair: bool = False  # the stub ships code to repair instead of raising NotImplementedError
     mistakes: dict[str, Mistake] = field(default_factory=dict)  # its own learner mistakes, by key
+    property_name: str | None = None  # the course file's `property:`: its public property test, run by `grader check` only, worth no points
+
+    @property
+    def property_spec(self) -> TestSpec | None:
+        """The property test as a public test worth 0 points (never one of `tests`: no score file lists it)."""
+        return TestSpec(self.property_name, self.name, "public", 0.0) if self.property_name else None
 
     @property
     def module_name(self) -> str:
@@ -128,6 +145,11 @@ class Course:
     places: dict[str, str] = field(default_factory=dict)  # stubs, solutions, learner_mistakes, public, hidden
     helper_files: tuple[str, ...] = ()  # worker-side helpers, relative to the course file
     counterexamples: CounterexampleSearch = field(default_factory=CounterexampleSearch)
+    properties: PropertyChecks = field(default_factory=PropertyChecks)
+
+    def property_test(self, name: str) -> TestSpec | None:
+        """The spec of the property test `name` (a public test function), None when no exercise names it."""
+        return next((e.property_spec for e in self.exercises if e.property_name == name), None)
 
     @property
     def module_of_exercise(self) -> dict[str, str]:
@@ -248,7 +270,16 @@ def parse(data: dict, path: Path = DEFAULT_COURSE) -> Catalog:
                    module_info={m: dict(info or {}) for m, info in modules.items()},
                    common_mistakes=_mistakes("mistakes", data.get("mistakes") or {}),
                    places=places, helper_files=tuple(helpers),
-                   counterexamples=_counterexamples(path, data.get("counterexamples") or {}))
+                   counterexamples=_counterexamples(path, data.get("counterexamples") or {}),
+                   properties=_properties(path, data.get("properties") or {}))
+
+
+def _properties(path: Path, entry) -> PropertyChecks:
+    if not isinstance(entry, dict) or set(entry) - PROPERTY_KEYS:
+        raise CatalogError(f"{path.name}: `properties:` has the keys {sorted(PROPERTY_KEYS)}")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in entry.values()):
+        raise CatalogError(f"{path.name}: `properties:` calls, seconds and examples are numbers above 0")
+    return PropertyChecks(**entry)
 
 
 def _counterexamples(path: Path, entry) -> CounterexampleSearch:
@@ -274,8 +305,11 @@ def _exercise(name: str, entry, modules: dict) -> Exercise:
         raise CatalogError(f"{name}: 'general' must be a list of test names")
     if not isinstance(entry.get("repair", False), bool):
         raise CatalogError(f"{name}: 'repair' is true or false")
+    prop = entry.get("property")
+    if prop is not None and (not isinstance(prop, str) or not prop.startswith("test_")):
+        raise CatalogError(f"{name}: 'property' names one public test function (test_...)")
     exercise = Exercise(name=name, module=entry["module"], general=tuple(general), repair=entry.get("repair", False),
-                        mistakes=_mistakes(name, entry.get("mistakes") or {}))
+                        mistakes=_mistakes(name, entry.get("mistakes") or {}), property_name=prop)
     for folder in FOLDERS:
         for test, points in (entry.get(folder) or {}).items():
             if not isinstance(points, (int, float)) or isinstance(points, bool) or points < 0:
@@ -283,6 +317,8 @@ def _exercise(name: str, entry, modules: dict) -> Exercise:
             exercise.tests.append(TestSpec(test, name, folder, float(points)))
     if not exercise.tests:
         raise CatalogError(f"{name}: lists no tests")
+    if prop in {t.name for t in exercise.tests}:
+        raise CatalogError(f"{name}: its property {prop} is not also one of its public or hidden tests")
     unknown = sorted(set(general) - {t.name for t in exercise.tests})
     if unknown:
         raise CatalogError(f"{name}: general names tests it does not list: {', '.join(unknown)}")

@@ -49,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="stay on: check again each time you save a module (Ctrl-C to stop)")
     check.add_argument("-v", "--verbose", action="store_true",
                        help="show what passing tests printed too / 也显示通过的测试的输出")
+    check.add_argument("--seed", type=int, default=None, metavar="N",
+                       help="seed of the property checks' random inputs, to repeat a check (default: a fresh one, "
+                            "printed) / 性质检查随机输入的种子，用于重现（默认每次新取并打印）")
     _add_limit_options(check)
     check.set_defaults(func=cmd_check)
 
@@ -137,6 +140,10 @@ def cmd_check(args) -> int:
     unknown = course.unknown_exercises(args.exercise or [])
     if unknown:  # said before torch and pytest are imported
         raise UsageError(unknown)
+    if args.seed is None:
+        import secrets
+
+        args.seed = secrets.randbelow(1_000_000)
     if args.watch:
         from grader.host.watch import watch
 
@@ -146,7 +153,7 @@ def cmd_check(args) -> int:
     from grader.host.lifecycle import stop_on_signals
 
     options = _options(args, ("public",), set(args.exercise) if args.exercise else None)
-    options.show_output = options.fork_zygote = True
+    options.show_output = options.fork_zygote = options.properties = True
     launcher = launcher_for(options, course)  # the zygote forked now: its warm-up overlaps pytest's import
     from grader.host.runner import Engine
 
@@ -163,8 +170,15 @@ def cmd_check(args) -> int:
     finally:
         engine.close()
     print(check_table(report, str(path), totals={e.name: e.max_score for e in course.exercises},
-                      color=use_color(sys.stdout), verbose=args.verbose))
+                      color=use_color(sys.stdout), verbose=args.verbose,
+                      property_seed=options.seed if ran_properties(report, course) else None))
     return check_status(report)
+
+
+def ran_properties(report: dict, course) -> bool:
+    """Whether the check ran a property of at least one exercise."""
+    named = {e.property_name for e in course.exercises if e.property_name}
+    return any(t["name"] in named for e in report["exercises"] for t in e["tests"])
 
 
 def check_status(report: dict) -> int:

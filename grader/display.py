@@ -170,17 +170,23 @@ def _count(tests: list[dict]) -> str:
 
 
 def check_table(report: dict, path: str, width: int | None = None, totals: dict[str, float] | None = None,
-                color: bool = False, verbose: bool = False) -> str:
+                color: bool = False, verbose: bool = False, property_seed: int | None = None) -> str:
     """The result of `grader check`: the table (a line per exercise), then what went wrong in each
     exercise that is started and does not pass, then (when that is long) the table again, then the
     summary. `totals`: each exercise's points in the course (public and hidden tests); `verbose`:
-    passing tests' output too."""
+    passing tests' output too; `property_seed`: the seed of the property checks that ran."""
     width = width or terminal_width()
     totals = totals or {}
     table = _table(report, totals, color)
     lines = [f"autograd-lab check: {path}",
              *wrap("Public tests only; hidden tests with other inputs run when your work is graded.", width),
-             *wrap("只运行公开测试；评分时还会用其他输入运行隐藏测试。", width), "", *table]
+             *wrap("只运行公开测试；评分时还会用其他输入运行隐藏测试。", width)]
+    if property_seed is not None:
+        lines += [*wrap(f"Property checks (worth no points) ran on fresh random inputs, seed {property_seed}: "
+                        f"grader check --seed {property_seed} repeats them.", width),
+                  *wrap(f"性质检查（不计分）使用了新的随机输入，种子 {property_seed}：grader check --seed {property_seed} "
+                        "可以重现。", width)]
+    lines += ["", *table]
     details = []
     for exercise in report["exercises"]:
         details += _details(exercise, width, verbose)

@@ -46,10 +46,10 @@ def test_bundle_holds_only_what_students_need(bundle_zip):
     assert not [n for n in names if any(part in n for part in ("grader/lms/", "otter", "gradescope", "distributed"))]
     pyproject = zf.read(f"{TOP}/pyproject.toml").decode()
     assert "optional-dependencies" not in pyproject and "rich" not in pyproject and "otter" not in pyproject
-    assert 'dependencies = ["torch>=2.1", "pytest>=7.4", "pyyaml>=6.0"]' in pyproject
+    assert 'dependencies = ["torch>=2.1", "pytest>=7.4", "pyyaml>=6.0", "hypothesis>=6.100"]' in pyproject
     readme = zf.read(f"{TOP}/README.md").decode()
     for line in ("python3 -m venv .venv", "--index-url https://download.pytorch.org/whl/cpu", "pip install -e .",
-                 "grader check", "grader submit"):
+                 "grader check", "grader check --seed", "grader submit"):
         assert line in readme, line
 
 

@@ -50,7 +50,7 @@ def test_test_functions_and_course_file_agree():
         for path in COURSE.folder(folder).glob("test_*.py"):
             tree = ast.parse(path.read_text())
             found |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")}
-        listed = {t.name for e in COURSE.exercises for t in e.tests if t.folder == folder}
+        listed = {t.name for e in COURSE.exercises for t in [*e.tests, e.property_spec] if t and t.folder == folder}
         assert found == listed, folder
 
 

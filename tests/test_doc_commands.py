@@ -32,7 +32,7 @@ RUN_ELSEWHERE = {
     "python3 -m venv .venv && . .venv/bin/activate": "tests/test_bundle.py (a fresh venv for the student bundle)",
     "pip install torch": "tests/test_bundle.py",
     "pip install -e .": "tests/test_bundle.py",
-    "grader check": "tests/test_cli.py, tests/test_check_output.py",
+    "grader check": "tests/test_cli.py, tests/test_check_output.py, tests/test_property_checks.py (--seed)",
     "grader submit": "tests/test_submit.py",
     "grader grade": "tests/test_cli.py, tests/test_lifecycle.py (--resume)",
     "grader gradebook": "tests/test_gradebook.py",

@@ -171,6 +171,11 @@ def randint(rng: torch.Generator, low: int, high: int) -> int:
     return int(torch.randint(low, high + 1, (1,), generator=rng).item())
 
 
+def pick(rng: torch.Generator, options: tuple | list):
+    """One of `options`. (During a search, Hypothesis shrinks towards the first: put the simplest first.)"""
+    return options[randint(rng, 0, len(options) - 1)]
+
+
 # ----------------------------------------------------------------------------- checking what came back
 
 def returned(call: CallResult, kind: type | None = None, length: int | None = None,

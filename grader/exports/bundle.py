@@ -4,8 +4,8 @@ It unzips into one folder, `autograd-lab-student/`, holding the stubs (`exercise
 the grader package students run (`grader check`, `grader submit`) with the course's public tests and
 worker-side helpers, the problem set as a notebook (`autograd_lab.ipynb`, `grader export notebook`),
 a course file that lists only the public tests, the docstring examples of the
-stubs as the course wrote them, a `pyproject.toml` whose only dependencies are torch, pytest and
-pyyaml, and a bilingual README whose lines a student copies and pastes. It never holds the
+stubs as the course wrote them, a `pyproject.toml` whose only dependencies are torch, pytest, pyyaml
+and hypothesis (the property checks' inputs), and a bilingual README whose lines a student copies and pastes. It never holds the
 solutions, the hidden tests (nor their names), the instructors' code (LMS exports, otter-grader,
 Gradescope, Dask), the project's own tests, or anything under version control that is not listed
 here; `check_bundle` proves it on the finished zip.
@@ -62,11 +62,16 @@ CUDA 版本；需要 GPU 时把第二行换成 `pip install torch`。)
 
     grader check                              # every exercise / 全部习题
     grader check --exercise {example:<20}  # one exercise / 单个习题
+    grader check --seed 123456                # repeat the property checks of an earlier run / 重现之前的性质检查
 
 `grader check` runs the public checks: the public tests and every docstring example. Your grade
-uses hidden tests with other, random inputs, so follow each docstring's conventions.
+uses hidden tests with other, random inputs, so follow each docstring's conventions. Some exercises
+also get a property check (worth no points): your answer on fresh random inputs, compared with finite
+differences; a failure comes with the smallest input found, as a call to run. The seed is printed:
+`grader check --seed N` runs the same inputs again.
 `grader check` 运行公开检查：公开测试和文档字符串中的每个示例。评分时还会用其他随机输入运行隐藏测试，
-所以请遵守每个文档字符串中的约定。
+所以请遵守每个文档字符串中的约定。部分习题还有性质检查（不计分）：在新的随机输入上把你的结果与有限差分比较；
+未通过时会给出找到的最小输入，写成可以直接运行的调用。随机种子会打印出来：`grader check --seed N` 重现同样的输入。
 
 ## Hand in / 提交
 
@@ -88,7 +93,7 @@ name = "autograd-lab-student"
 version = "{version}"
 description = "The autograd problem set: stubs to complete and the grader's public checks"
 requires-python = ">=3.10"
-dependencies = ["torch>=2.1", "pytest>=7.4", "pyyaml>=6.0"]
+dependencies = ["torch>=2.1", "pytest>=7.4", "pyyaml>=6.0", "hypothesis>=6.100"]
 
 [project.scripts]
 grader = "grader.cli:main"

@@ -25,6 +25,7 @@ class Options:
     # `grader check`: the zygote forked from this process, which imported torch already (public tests only)
     fork_zygote: bool = False
     counterexamples: bool = True  # False (--no-counterexamples): no search, none in the score files
+    properties: bool = False  # `grader check`: each exercise's property runs on fresh inputs (seed: `seed`)
 
 
 def resolve_device(device: str) -> str:

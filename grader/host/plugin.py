@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib.util
 import inspect
 from dataclasses import dataclass
 from functools import lru_cache
@@ -23,7 +24,7 @@ import torch
 
 from grader import catalog as catalog_module
 from grader.catalog import Catalog, CatalogError, TestSpec
-from grader.host import counterexample
+from grader.host import counterexample, properties
 from grader.host.student_code import CallTimeout, CodeUnavailable, StudentCode, Tampered, WorkerFault
 from grader.protocol.messages import TestStatus
 
@@ -49,12 +50,15 @@ class TestOutcome:
 
 class GradingPlugin:
     def __init__(self, catalog: Catalog, folders: tuple[str, ...], device: str, seed: int,
-                 exercises: set[str] | None = None, show_output: bool = False, counterexamples: bool = True):
+                 exercises: set[str] | None = None, show_output: bool = False, counterexamples: bool = True,
+                 properties: bool = False):
         self.student_code: StudentCode | None = None  # the submission being graded
         self.current_nodeid = ""  # the test being run (set before its set-up)
         self.counterexamples_on = counterexamples and catalog.counterexamples.show
         self.counterexamples: dict[str, dict] = {}  # exercise -> its counterexample (failed exercises only)
         self.search_errors: list[str] = []  # a search that failed (a grader bug), for the engine's log
+        # `grader check`: each exercise's property runs (with Hypothesis, which a student's install has)
+        self.properties_on = properties and "public" in folders and importlib.util.find_spec("hypothesis") is not None
         self.catalog = catalog
         self.folders = folders
         self.device_name = device
@@ -147,12 +151,18 @@ class GradingPlugin:
             if folder not in self.folders:
                 deselected.append(item)
                 continue
+            prop = self.catalog.property_test(item.originalname) if folder == "public" else None
+            if prop is not None and not self.properties_on:  # a property never runs when grading: no points
+                deselected.append(item)
+                continue
             try:
-                spec = self.catalog.test(folder, item.originalname)
+                spec = prop or self.catalog.test(folder, item.originalname)
             except CatalogError as exc:
                 self.errors.append(str(exc))
                 deselected.append(item)
                 continue
+            if prop is not None:
+                item.stash[_PROPERTY] = True
             if self.only and spec.exercise not in self.only:
                 deselected.append(item)
                 continue
@@ -167,6 +177,10 @@ class GradingPlugin:
                   if t.folder in self.folders and (not self.only or e.name in self.only)}
         for folder, name in sorted(listed - {(s.folder, s.name) for s in counts}):
             self.errors.append(f"test {folder}/{name} is listed in {self.catalog.path.name} but was not collected")
+        if self.properties_on:
+            named = {e.property_name for e in self.catalog.exercises if e.property_name and (not self.only or e.name in self.only)}
+            for name in sorted(named - {s.name for s in counts}):
+                self.errors.append(f"property public/{name} is named in {self.catalog.path.name} but was not collected")
         if self.errors:  # the cases are wrong: run none of them, so the engine says so at once (no table of zeros)
             deselected, selected = deselected + selected, []
         if deselected:
@@ -186,6 +200,16 @@ class GradingPlugin:
         with self.student_code.working_on(spec.exercise, capture=self.show_output and spec.folder == "public",
                                           test=item.nodeid):
             yield
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_pyfunc_call(self, pyfuncitem):
+        """A property test runs on fresh inputs drawn by Hypothesis, not once (grader.host.properties)."""
+        if not is_property(pyfuncitem):
+            return None
+        spec = pyfuncitem.stash[_SPEC]
+        properties.run(self.student_code, spec.exercise, pyfuncitem.obj, self.catalog.properties, self.seed,
+                       self.catalog)
+        return True
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -222,6 +246,12 @@ class GradingPlugin:
 
 
 _SPEC = pytest.StashKey[TestSpec]()
+_PROPERTY = pytest.StashKey[bool]()
+
+
+def is_property(item) -> bool:
+    """Whether a collected test is an exercise's property (`grader check` only, worth no points)."""
+    return item.stash.get(_PROPERTY, False)
 
 
 def spec_of(item) -> TestSpec:

@@ -52,7 +52,7 @@ class Engine:
         self.launcher: WorkerLauncher = launcher or launcher_for(options, self.catalog, slot)
         self.plugin = GradingPlugin(self.catalog, options.folders, options.device, options.seed, options.exercises,
                                     show_output=options.show_output,
-                                    counterexamples=options.counterexamples)
+                                    counterexamples=options.counterexamples, properties=options.properties)
         self.session: GradingSession | None = None  # started by the first submission
 
     def _session(self) -> GradingSession:

@@ -30,7 +30,7 @@ import pytest
 
 from grader import catalog as catalog_module
 from grader.host.pipeline import PlannedCall
-from grader.host.plugin import GradingPlugin, TestOutcome, seeded_generator, spec_of
+from grader.host.plugin import GradingPlugin, TestOutcome, is_property, seeded_generator, spec_of
 from grader.host.student_code import StudentCode
 
 PYTEST_ARGS = [
@@ -49,7 +49,7 @@ def test_paths(course: catalog_module.Catalog, folders: tuple[str, ...], only: s
         return every
     paths = []
     for folder in map(Path, every):
-        names = {t.name for e in course.exercises if e.name in only for t in e.tests}
+        names = {t.name for e in course.exercises if e.name in only for t in [*e.tests, e.property_spec] if t}
         defines = re.compile(r"^(?:async )?def (%s)\b" % "|".join(map(re.escape, sorted(names))), re.M)
         paths += [str(f) for f in sorted(folder.glob("test_*.py")) if names and defines.search(f.read_text("utf-8"))]
     return paths or every  # never no path at all: pytest would collect the current folder
@@ -214,7 +214,7 @@ def describe_calls(items: list, plugin: GradingPlugin, student: StudentCode) -> 
     student.describing = calls
     try:
         for item in items:
-            arguments = _fixture_values(item, plugin, student)
+            arguments = None if is_property(item) else _fixture_values(item, plugin, student)
             if arguments is None:
                 continue
             spec = spec_of(item)

@@ -179,9 +179,12 @@ def test_problems(course: Catalog) -> list[str]:
     and a listed test no test file defines."""
     defined = test_functions(course)
     listed = {(t.folder, t.name): e.name for e in course.exercises for t in e.tests}
+    properties = {("public", e.property_name): e.name for e in course.exercises if e.property_name}
     found = [f"{folder}/{where}: {name} is not listed in {course.path.name}: list it under its exercise's "
              f"`{folder}:` with its points, or remove it" for (folder, name), where in sorted(defined.items())
-             if (folder, name) not in listed]
+             if (folder, name) not in listed and (folder, name) not in properties]
+    found += [f"{exercise}: its property {name} is named in {course.path.name} but no test file of public/ "
+              f"defines it" for (folder, name), exercise in sorted(properties.items()) if (folder, name) not in defined]
     found += [f"{exercise}: {folder} test {name} is listed in {course.path.name} but no test file of "
               f"{folder}/ defines it" for (folder, name), exercise in sorted(listed.items()) if (folder, name) not in defined]
     return found

@@ -2,8 +2,9 @@
 
 import torch
 
-from grader.cases.kit import (Fail, Fn, autograd_calls, close, docstring_examples, no_shortcuts, raised, result_tensor,
-                             returned, unchanged)
+from grader.cases.kit import (FLOAT_DTYPES, Fail, Fn, autograd_calls, close, docstring_examples, draw, no_shortcuts,
+                             pick, randint, raised, result_tensor, returned, unchanged)
+from grader.cases.public import finite_differences as fd
 
 
 def test_partial_grads_lecture(student):
@@ -141,3 +142,76 @@ def test_jacobian_rows_zeros_and_float64(student):
     want = torch.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 6.0]])
     close(result_tensor(call, returned(call), "the Jacobian", like=x, shape=(2, 3)), want, "the Jacobian",
           mistakes={"grad_of_sum": want.sum(0).expand(2, 3)})  # y.sum() differentiated: every row the column sums
+
+
+# ----------------------------------------------------------------------------- properties (`grader check`, no points)
+# Each runs on fresh random inputs drawn by Hypothesis; a failure is shrunk to its smallest input
+# (grader/host/properties.py). The course file names them (`property:`); the oracles are finite_differences.py.
+
+def _shape(rng, most: int = 2) -> tuple[int, ...]:
+    return tuple(randint(rng, 1, 3) for _ in range(randint(rng, 0, most)))
+
+
+def test_partial_grads_property(student, rng):
+    """On fresh random inputs (any shape, float32 or float64), df/dx and df/dy agree with float64 central
+    differences of f, with the shapes and dtypes of x and y; x and y are left unchanged.
+    在新的随机输入上（任意形状，float32 或 float64），df/dx 与 df/dy 与 f 的 float64 中心差分一致，形状与 dtype
+    同 x、y；x、y 保持不变。"""
+    f = pick(rng, ("product_sum", "ignores_y", "ignores_x", "ignores_both", "lecture_xy", "x_y_squared", "exp_sin"))
+    dtype = pick(rng, FLOAT_DTYPES)
+    shape = _shape(rng)
+    x, y = draw(rng, shape, dtype, -2, 2), draw(rng, shape, dtype, -2, 2)
+    call = student.call("partial_grads", Fn(f), x, y)
+    dx, dy = returned(call, tuple, 2)
+    want_x, want_y = fd.partials(f, x, y)
+    close(result_tensor(call, dx, "df/dx", like=x), want_x, "df/dx", **fd.tolerance(dtype))
+    close(result_tensor(call, dy, "df/dy", like=y), want_y, "df/dy", **fd.tolerance(dtype))
+    unchanged(call, "f", "x", "y")
+
+
+def test_nth_derivative_property(student, rng):
+    """On fresh random inputs (any shape, float32 or float64) and n = 0, 1 or 2, the n-th derivative agrees
+    with float64 central differences of f, shaped and typed like x; x is left unchanged.
+    在新的随机输入上（任意形状，float32 或 float64），n = 0、1、2 时 n 阶导数与 f 的 float64 中心差分一致，
+    形状与 dtype 同 x；x 保持不变。"""
+    f = pick(rng, ("square", "cube", "linear", "constant", "learnable_linear", "sin", "exp", "quartic", "exp_half"))
+    n = randint(rng, 0, 2)
+    dtype = pick(rng, FLOAT_DTYPES)
+    x = draw(rng, _shape(rng), dtype, -1.5, 1.5)
+    call = student.call("nth_derivative", Fn(f), x, n)
+    close(result_tensor(call, returned(call), f"derivative {n}", like=x), fd.elementwise_derivative(f, x, n),
+          f"derivative {n}", **fd.tolerance(dtype, order=n))
+    unchanged(call, "f", "x")
+
+
+def test_hvp_property(student, rng):
+    """On fresh random inputs (length 1 to 5, float32 or float64, curved, linear and constant f), H @ v
+    agrees with the float64 central difference of the gradient in the direction v, shaped and typed like x;
+    x and v are left unchanged.
+    在新的随机输入上（长度 1 到 5，float32 或 float64，弯曲、线性和常数的 f），H @ v 与梯度沿 v 方向的 float64
+    中心差分一致，形状与 dtype 同 x；x、v 保持不变。"""
+    f = pick(rng, ("sum_cubes", "neighbours", "sum_linear", "scalar_constant", "logsumexp"))
+    dtype = pick(rng, FLOAT_DTYPES)
+    n = randint(rng, 1, 5)
+    x, v = draw(rng, (n,), dtype, -2, 2), draw(rng, (n,), dtype, -2, 2)
+    call = student.call("hvp", Fn(f), x, v)
+    value = returned(call, errors={"does not require grad": "linear_f", "not have been used": "linear_f"}
+                     if f in ("sum_linear", "scalar_constant") else None)
+    close(result_tensor(call, value, "H @ v", like=x), fd.hvp(f, x, v), "H @ v", **fd.tolerance(dtype))
+    unchanged(call, "f", "x", "v")
+
+
+def test_jacobian_rows_property(student, rng):
+    """On fresh random inputs (length 1 to 5, float32 or float64), the Jacobian agrees with float64 central
+    differences of f, one column per element of x, of shape (m, n) and x's dtype; x is left unchanged.
+    在新的随机输入上（长度 1 到 5，float32 或 float64），雅可比矩阵与 f 的 float64 中心差分一致（x 的每个元素
+    一列），形状为 (m, n)，dtype 同 x；x 保持不变。"""
+    f = pick(rng, ("ends", "constant_vector", "sin_cumsum", "moments", "mix"))
+    dtype = pick(rng, FLOAT_DTYPES)
+    x = draw(rng, (randint(rng, 1, 5),), dtype, -2, 2)
+    call = student.call("jacobian_rows", Fn(f), x)
+    want = fd.jacobian(f, x)
+    value = returned(call, errors={"does not require grad": "constant_f"} if f == "constant_vector" else None)
+    close(result_tensor(call, value, "the Jacobian", like=x, shape=want.shape), want, "the Jacobian",
+          **fd.tolerance(dtype))
+    unchanged(call, "f", "x")
