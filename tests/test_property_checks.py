@@ -23,7 +23,7 @@ from grader.host.runner import Engine, Options
 from conftest import ROOT, SOLUTIONS, STUBS, make_submission
 
 MISTAKE = ROOT / "tests" / "submissions" / "property" / "hvp_clamped_leaf.py"
-PROPERTIES = {"partial_grads", "nth_derivative", "hvp", "jacobian_rows"}
+PROPERTIES = {"partial_grads", "nth_derivative", "hvp", "jacobian_rows", "SmoothAbs"}
 COURSE = catalog.load()
 
 

@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from grader.catalog import Course, PropertyChecks
-from grader.host.counterexample import Draws, Recorded, SearchOver, came_back, snippet
+from grader.host.counterexample import Draws, Recorded, SearchOver, came_back, shown, snippet
 from grader.host.student_code import CallTimeout, CodeUnavailable, StudentCode, Tampered, WorkerFault
 
 HEADER = ("smallest failing input found (run it in your exercises folder) / "
           "找到的最小反例（在 exercises 文件夹中运行）:")
+PROBE_HEADER = "smallest failing input found / 找到的最小反例:"
 
 
 def property_seed(seed: int, exercise: str) -> int:
@@ -114,13 +115,16 @@ def shrunk_failure(course: Course, exercise: str, recorded: Recorded, failure: A
     """The failure of the smallest input, with the call that shows it first in its detail (the kit's `Fail`
     keeps its reason, mistake and where the code raised; the plugin shows the detail of a public test)."""
     lines = [f"property check, seed {seed} (grader check --seed {seed} repeats it) / 性质检查，随机种子 {seed}"
-             f"（grader check --seed {seed} 可重现）", HEADER]
+             f"（grader check --seed {seed} 可重现）", HEADER if recorded.probe is None else PROBE_HEADER]
     if recorded.probe is None:
         module = course.exercise(exercise).module_name
         names = [f"arg{i}" for i in range(len(recorded.args))]
         lines += ["    " + line for line in snippet(course, module, recorded.function, recorded.args,
                                                       recorded.kwargs, names).splitlines()]
         lines.append(f"  got / 实际得到: {came_back(recorded.result)}")
+    else:  # a probe runs more than the call (SmoothAbs's backward): its arguments, as the check drew them
+        lines.append(f"    {recorded.function}: the check's arguments / 检查所用的参数: "
+                     + ", ".join(shown(a) for a in recorded.args))
     reason = getattr(failure, "reason", None)
     if reason is None:  # a plain assert of the test: its text, then the input
         return AssertionError("\n".join([str(failure), *lines]))

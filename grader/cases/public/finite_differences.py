@@ -87,3 +87,16 @@ def jacobian(name: str, x: torch.Tensor) -> torch.Tensor:
     if not columns:
         return torch.zeros((f(x).numel(), 0), dtype=torch.float64)
     return torch.stack(columns, dim=1)
+
+
+def smooth_abs_forward(x: torch.Tensor, eps: float) -> torch.Tensor:
+    """SmoothAbs's forward as its docstring defines it: sqrt(x ** 2 + eps), elementwise."""
+    return torch.sqrt(_f64(x) ** 2 + eps)
+
+
+def smooth_abs_derivatives(x: torch.Tensor, eps: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """First and second central differences of that forward, elementwise."""
+    x, h, k = _f64(x), STEP, SECOND_STEP
+    first = (smooth_abs_forward(x + h, eps) - smooth_abs_forward(x - h, eps)) / (2 * h)
+    second = (smooth_abs_forward(x + k, eps) - 2 * smooth_abs_forward(x, eps) + smooth_abs_forward(x - k, eps)) / (k * k)
+    return first, second

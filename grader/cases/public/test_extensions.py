@@ -4,7 +4,9 @@ import math
 
 import torch
 
-from grader.cases.kit import Fail, Fn, Leaf, close, docstring_examples, result_tensor, returned, unchanged
+from grader.cases.kit import (FLOAT_DTYPES, Fail, Fn, Leaf, close, docstring_examples, draw, pick, randint, result_tensor,
+                              returned, unchanged)
+from grader.cases.public import finite_differences as fd
 
 
 def test_smooth_abs_small(student):
@@ -95,3 +97,27 @@ def test_frozen_predict_feeds_a_later_backward(student):
     if result_tensor(call, r, "the prediction", like=x, shape=(1, 1)).is_inference:
         raise Fail("the result is an inference tensor / 结果是 inference 张量", mistake="inference_mode")
     close(result_tensor(call, q_grad, "the later gradient", like=q), torch.tensor([[11.0]]), "the later gradient")
+
+
+# ----------------------------------------------------------------------------- properties (`grader check`, no points)
+
+def test_smooth_abs_property(student, rng):
+    """On fresh random inputs (length 1 to 5, float32 or float64, eps 1, 0.5 or 0.25), SmoothAbs's forward is
+    sqrt(x ** 2 + eps), and what your backward gives (weighted by grad_out) agrees with central differences of
+    that forward, first and second derivative (your backward differentiated again).
+    在新的随机输入上（长度 1 到 5，float32 或 float64，eps 为 1、0.5 或 0.25），SmoothAbs 的前向为
+    sqrt(x ** 2 + eps)，你的 backward（按 grad_out 加权）给出的一阶、二阶导数与该前向的中心差分一致。"""
+    dtype = pick(rng, FLOAT_DTYPES)
+    eps = pick(rng, (1.0, 0.5, 0.25))
+    n = randint(rng, 1, 5)
+    x, v = draw(rng, (n,), dtype, -2, 2), draw(rng, (n,), dtype, -2, 2)
+    ones = torch.ones(n, dtype=dtype)
+    call = student.call("SmoothAbs", x, eps, v, ones, probe="smooth_abs_orders")
+    y, dy, d2y = returned(call, tuple, 3)
+    close(result_tensor(call, y, "forward", like=x), fd.smooth_abs_forward(x, eps), "forward", **fd.tolerance(dtype))
+    first, second = fd.smooth_abs_derivatives(x, eps)
+    for value, want, what, order in ((dy, first, "first derivative", 1), (d2y, second, "second derivative", 2)):
+        if type(value) is str:
+            raise Fail(f"the {what} could not be computed: {value} / 无法计算{'一' if order == 1 else '二'}阶导数",
+                       raised=("SmoothAbs", value))
+        close(result_tensor(call, value, what, like=x), v.double() * want, what, **fd.tolerance(dtype, order))
