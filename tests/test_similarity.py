@@ -237,3 +237,21 @@ def test_the_same_class_gives_the_same_csv_whatever_the_hash_seed(tmp_path):
         assert result.returncode == 0, result.stderr
         out.append((tmp_path / "s.csv").read_text(encoding="utf-8"))
     assert out[0] == out[1] and len(out[0].splitlines()) > 2
+
+
+def test_a_statement_remembered_by_its_text_normalises_as_it_would_in_its_module(tmp_path):
+    """The same line under two different one-line helpers is two normal texts; every module of the
+    corpus normalises the same with the texts remembered (read twice: the second time from memory)
+    as without them."""
+    call = "def hvp(f, x, v):\n    y = helper(x)\n    return y\n"
+    times = normalize.exercise_units(normalize.parse(s := "def helper(x):\n    return x * 2\n" + call), ("hvp",), s)
+    plus = normalize.exercise_units(normalize.parse(s := "def helper(x):\n    return x + 2\n" + call), ("hvp",), s)
+    assert [u.text for u in times["hvp"]] != [u.text for u in plus["hvp"]]
+    sc.make_corpus(tmp_path / "class", set(EXERCISES), {e.name: e.module for e in COURSE.exercises})
+    modules = sorted((tmp_path / "class").rglob("*.py"))
+    assert len(modules) > 50
+    for path in modules:
+        text, names = path.read_text(encoding="utf-8"), COURSE.exercises_in(path.name)
+        plain = normalize.exercise_units(normalize.parse(text), names)
+        for _ in range(2):
+            assert normalize.exercise_units(normalize.parse(text), names, text) == plain, path

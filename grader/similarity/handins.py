@@ -69,7 +69,8 @@ def stub_fingerprints(course: Catalog) -> dict[str, frozenset[int]]:
 
 def module_units(source: bytes, module: str, course: Catalog) -> dict[str, list[normalize.Unit]]:
     """exercise -> its units, for one module's bytes; SyntaxError/ValueError/UnicodeDecodeError when unreadable."""
-    return normalize.exercise_units(normalize.parse(source.decode("utf-8")), course.exercises_in(module))
+    text = source.decode("utf-8")
+    return normalize.exercise_units(normalize.parse(text), course.exercises_in(module), text)
 
 
 def read(path: str | os.PathLike, course: Catalog, stub: dict[str, frozenset[int]],

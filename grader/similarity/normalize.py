@@ -8,7 +8,9 @@ but True/False/None becomes `C`, `a += b` becomes `a = a + b`, `torch.add(a, b)`
 become `a + b` (likewise sub, mul, div, matmul, pow), and a one-line helper of the module
 (`return EXPR`) is inlined where it is called; a longer helper's statements join the exercise.
 Each statement, with the kinds of the blocks around it, is one unit: units are compared as a set,
-so the order of statements does not matter.
+so the order of statements does not matter. Given the module's text, a statement without blocks is
+normalised once per process for its lines, its place in them and the module's helpers and imports:
+the many hand-ins that write it the same way get its text from `_TEXTS`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ OPERATORS = {"add": ast.Add, "sub": ast.Sub, "subtract": ast.Sub, "mul": ast.Mul
              "div": ast.Div, "divide": ast.Div, "true_divide": ast.Div, "matmul": ast.MatMult, "pow": ast.Pow}
 KEPT_NAMES = frozenset(dir(builtins)) | {"torch", "math", "np", "numpy", "functools", "itertools"}
 MAX_INLINE_DEPTH = 3
+MAX_TEXTS = 50_000  # statements remembered (then all forgotten at once: memory stays bounded, ~10 MB)
+_TEXTS: dict[tuple, tuple[str, tuple[str, ...]]] = {}  # key -> (normal text, helpers it calls)
+_CONTEXTS: dict[tuple, int] = {}  # a module's helpers and imports -> a small number for the keys
 
 
 @dataclass(frozen=True)
@@ -37,17 +42,40 @@ def parse(source: str) -> ast.Module:
     return ast.parse(source)
 
 
-def exercise_units(tree: ast.Module, names: tuple[str, ...]) -> dict[str, list[Unit]]:
-    """name -> the normalised units of that exercise, for each of `names` the module defines."""
+def exercise_units(tree: ast.Module, names: tuple[str, ...], source: str | None = None) -> dict[str, list[Unit]]:
+    """name -> the normalised units of that exercise, for each of `names` the module defines (`source`,
+    the text `tree` was parsed from, lets statements written the same way be normalised once)."""
     definitions = _top_level_definitions(tree)
     helpers = {n: d for n, d in definitions.items() if n not in names and isinstance(d, ast.FunctionDef)}
     aliases = _import_aliases(tree)
+    memo = None if source is None or "\r" in source else _Memo(source, helpers, aliases)
     found = {}
     for name in names:
         node = definitions.get(name)
         if node is not None:
-            found[name] = _units_of(node, helpers, aliases)
+            found[name] = _units_of(node, helpers, aliases, memo)
     return found
+
+
+class _Memo:
+    """The key of a statement without blocks in `_TEXTS`: its whole lines and offsets in them (which
+    determine its tree) and the module's context (the text of its helpers, its imports), which with the
+    tree determine its normal text. Lines are split as the parser splits them (no "\r" in the text)."""
+
+    def __init__(self, source: str, helpers: dict[str, ast.FunctionDef], aliases: dict[str, str]):
+        self.lines = source.split("\n")
+        context = (tuple(sorted(aliases.items())),
+                   tuple((n, self.text(h)) for n, h in sorted(helpers.items())))
+        self.context = _CONTEXTS.setdefault(context, len(_CONTEXTS))
+        if len(_CONTEXTS) > MAX_TEXTS:
+            _CONTEXTS.clear()
+            _TEXTS.clear()
+
+    def text(self, node: ast.AST) -> str:
+        return "\n".join(self.lines[node.lineno - 1:node.end_lineno])
+
+    def key(self, stmt: ast.stmt) -> tuple:
+        return self.context, self.text(stmt), stmt.col_offset, stmt.end_col_offset
 
 
 def _top_level_definitions(tree: ast.Module) -> dict[str, ast.AST]:
@@ -86,20 +114,20 @@ def _statements(body: list[ast.stmt]):
             yield from _statements(case.body)
 
 
-def _units_of(node: ast.AST, helpers: dict[str, ast.FunctionDef], aliases: dict[str, str]) -> list[Unit]:
+def _units_of(node: ast.AST, helpers: dict[str, ast.FunctionDef], aliases: dict[str, str], memo) -> list[Unit]:
     functions = [m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))] \
         if isinstance(node, ast.ClassDef) else [node]
     units: list[Unit] = []
     called: list[str] = []
     for function in functions:
         prefix = f"{function.name}:" if isinstance(node, ast.ClassDef) else ""
-        units += _block_units(_body(function), prefix, helpers, aliases, called)
+        units += _block_units(_body(function), prefix, helpers, aliases, called, memo)
     seen = set()
     for name in called:  # helpers too long to inline: their statements are part of the answer
         if name in seen or len(seen) >= 10:
             continue
         seen.add(name)
-        units += _block_units(_body(helpers[name]), "", helpers, aliases, called)
+        units += _block_units(_body(helpers[name]), "", helpers, aliases, called, memo)
     return units
 
 
@@ -118,16 +146,20 @@ def _one_line_helper(helper: ast.FunctionDef) -> ast.expr | None:
     return None
 
 
-def _block_units(body: list[ast.stmt], prefix: str, helpers, aliases, called: list[str]) -> list[Unit]:
+def _block_units(body: list[ast.stmt], prefix: str, helpers, aliases, called: list[str], memo=None) -> list[Unit]:
     units = []
     for stmt in body:
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
             continue  # a bare string: a comment in disguise
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            units += _block_units(_body(stmt), prefix + "def>", helpers, aliases, called)
+            units += _block_units(_body(stmt), prefix + "def>", helpers, aliases, called, memo)
             continue
         blocks = [(f, getattr(stmt, f)) for f in ("body", "orelse", "finalbody") if getattr(stmt, f, None)]
         handlers = getattr(stmt, "handlers", None) or []
+        if memo is not None and not blocks and not handlers:
+            text = _remembered_text(stmt, memo, helpers, aliases, called)
+            units.append(Unit(prefix + text, stmt.lineno, stmt.end_lineno))
+            continue
         header = copy.copy(stmt)
         for f, _ in blocks:
             setattr(header, f, [ast.Pass()])
@@ -138,10 +170,24 @@ def _block_units(body: list[ast.stmt], prefix: str, helpers, aliases, called: li
         units.append(Unit(prefix + text, stmt.lineno, last))
         kind = type(stmt).__name__
         for f, block in blocks:
-            units += _block_units(block, f"{prefix}{kind}.{f}>", helpers, aliases, called)
+            units += _block_units(block, f"{prefix}{kind}.{f}>", helpers, aliases, called, memo)
         for h in handlers:
-            units += _block_units(h.body, f"{prefix}{kind}.except>", helpers, aliases, called)
+            units += _block_units(h.body, f"{prefix}{kind}.except>", helpers, aliases, called, memo)
     return units
+
+
+def _remembered_text(stmt: ast.stmt, memo: _Memo, helpers, aliases, called: list[str]) -> str:
+    key = memo.key(stmt)
+    found = _TEXTS.get(key)
+    if found is None:
+        before = len(called)
+        found = (_normal_text(copy.copy(stmt), helpers, aliases, called), tuple(called[before:]))
+        if len(_TEXTS) >= MAX_TEXTS:
+            _TEXTS.clear()
+        _TEXTS[key] = found
+    else:
+        called.extend(found[1])
+    return found[0]
 
 
 def _normal_text(stmt: ast.stmt, helpers, aliases, called: list[str]) -> str:
