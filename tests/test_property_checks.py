@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -124,9 +125,28 @@ def test_the_reference_passes_every_property_and_the_stubs_show_todo(checked):
         assert prop["status"] == "passed", prop["message"]
     shown = check_table(checked["stubs"], "exercises", width=100)
     assert shown.count("TODO 未开始") == len(PROPERTIES) and "FAIL" not in shown
-    for exercise in PROPERTIES:
-        prop = _tests(checked["stubs"], exercise)[COURSE.exercise(exercise).property_name]
-        assert prop["mistake"]["id"] == f"{exercise}.not_implemented"
+    for exercise in PROPERTIES:  # a property runs once the fixed checks pass: never on a stub
+        assert COURSE.exercise(exercise).property_name not in _tests(checked["stubs"], exercise)
+
+
+def test_a_property_runs_only_once_the_fixed_checks_pass(tmp_path):
+    """An exercise that fails a fixed public check has its mistake shown already: its property does not run
+    (no row, no seed, no cost), and the other exercises' properties still do."""
+    folder = tmp_path / "exercises"
+    shutil.copytree(SOLUTIONS, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    with (folder / "grad.py").open("a", encoding="utf-8") as out:  # H @ ones: fails test_hvp_small
+        out.write("\n\ndef hvp(f, x, v):\n    x = x.detach().requires_grad_(True)\n"
+                  "    (g,) = torch.autograd.grad(f(x), x, create_graph=True)\n"
+                  "    return torch.autograd.grad(g.sum(), x)[0] if g.requires_grad else torch.zeros_like(x)\n")
+    engine = Engine(Options(seed=3, show_output=True, folders=("public",), properties=True,
+                            exercises={"hvp", "partial_grads"}))
+    try:
+        report = engine.grade(folder)
+    finally:
+        engine.close()
+    hvp = _tests(report, "hvp")
+    assert hvp["test_hvp_small"]["status"] == "failed" and "test_hvp_property" not in hvp
+    assert _tests(report, "partial_grads")["test_partial_grads_property"]["status"] == "passed"
 
 
 def test_grading_never_runs_a_property(tmp_path):

@@ -66,11 +66,11 @@ CUDA 版本；需要 GPU 时把第二行换成 `pip install torch`。)
 
 `grader check` runs the public checks: the public tests and every docstring example. Your grade
 uses hidden tests with other, random inputs, so follow each docstring's conventions. Some exercises
-also get a property check (worth no points): your answer on fresh random inputs, compared with finite
+also get a property check (worth no points) once their other checks pass: your answer on fresh random inputs, compared with finite
 differences; a failure comes with the smallest input found, as a call to run. The seed is printed:
 `grader check --seed N` runs the same inputs again.
 `grader check` 运行公开检查：公开测试和文档字符串中的每个示例。评分时还会用其他随机输入运行隐藏测试，
-所以请遵守每个文档字符串中的约定。部分习题还有性质检查（不计分）：在新的随机输入上把你的结果与有限差分比较；
+所以请遵守每个文档字符串中的约定。部分习题在其他检查都通过后还有性质检查（不计分）：在新的随机输入上把你的结果与有限差分比较；
 未通过时会给出找到的最小输入，写成可以直接运行的调用。随机种子会打印出来：`grader check --seed N` 重现同样的输入。
 
 ## Hand in / 提交

@@ -124,6 +124,13 @@ class GradingPlugin:
         nothing there, so the test is no case of the search (and no worker is started for it alone)."""
         return self.outcomes[nodeid].status == TestStatus.FAILED and self.student_code.probed.get(nodeid, False)
 
+    def _fixed_checks_passed(self, exercise: str) -> bool:
+        """Every fixed public check of the exercise (its tests and docstring examples) passed: its property
+        runs only then, to find what the fixed inputs miss (the properties are collected last)."""
+        fixed = [o for nodeid, o in self.outcomes.items() if o.spec.exercise == exercise and o.spec.folder == "public"
+                 and o.spec.name != self.catalog.exercise(exercise).property_name]
+        return all(o.status == TestStatus.PASSED for o in fixed)
+
     def _not_started(self, exercise: str) -> bool:
         """Every failed test of the exercise says it is not written yet: no input shows more than that."""
         failed = [o for o in self.outcomes.values() if o.spec.exercise == exercise and o.status != TestStatus.PASSED]
@@ -181,6 +188,10 @@ class GradingPlugin:
             named = {e.property_name for e in self.catalog.exercises if e.property_name and (not self.only or e.name in self.only)}
             for name in sorted(named - {s.name for s in counts}):
                 self.errors.append(f"property public/{name} is named in {self.catalog.path.name} but was not collected")
+        first_of = {}
+        for i, item in enumerate(selected):
+            first_of.setdefault(item.path, i)
+        selected.sort(key=lambda item: (first_of[item.path], is_property(item)))  # a module's properties last
         if self.errors:  # the cases are wrong: run none of them, so the engine says so at once (no table of zeros)
             deselected, selected = deselected + selected, []
         if deselected:
@@ -207,6 +218,9 @@ class GradingPlugin:
         if not is_property(pyfuncitem):
             return None
         spec = pyfuncitem.stash[_SPEC]
+        if not self._fixed_checks_passed(spec.exercise):  # they show a mistake already: fresh inputs add nothing
+            del self.outcomes[pyfuncitem.nodeid]  # not run, so not listed: no row, no seed, no cost
+            return True
         properties.run(self.student_code, spec.exercise, pyfuncitem.obj, self.catalog.properties, self.seed,
                        self.catalog)
         return True
