@@ -355,21 +355,46 @@ def test_notebook_check_in_a_students_notebook(check_files, tmp_path, monkeypatc
     assert result.passed_all == passes
 
 
-def test_a_plugin_that_could_not_grade_gives_every_question_zero(tmp_path):
-    """after_grading without the snapshot of before_grading (or with the engine failing): zeros, never
-    what otter's kernel produced."""
+def test_a_plugin_that_could_not_grade_gives_no_score(tmp_path):
+    """after_grading without the snapshot of before_grading (the engine failing): an ungradable submission,
+    never a 0 and never what otter's kernel produced. Without an earlier graded submission otter is left
+    without results (NotGraded: it writes no results.json); with one, that one's scores stand, the reason first."""
     require_otter()
     from otter.test_files import GradingResults
 
-    from grader.exports.otter import AutogradLabPlugin
+    from grader.exports.otter import AutogradLabPlugin, NotGraded
+    from grader.policy import limits
 
     results = GradingResults.without_results(RuntimeError("the kernel died"))
-    AutogradLabPlugin(str(tmp_path / "submission" / "autograd_lab.py"), {}, {"seed": 0}).after_grading(results)
+    with pytest.raises(NotGraded, match="before_grading did not run"):
+        AutogradLabPlugin(str(tmp_path / "submission" / "autograd_lab.py"), {}, {"seed": 0}).after_grading(results)
     cat = catalog.load()
+    earlier = {"score": 42.5, "tests": [{"name": e.name, "score": e.max_score / 2, "max_score": e.max_score}
+                                        for e in cat.exercises]}
+    metadata = {"created_at": "2026-12-02T10:00:00+08:00",
+                "previous_submissions": [{"submission_time": "2026-12-01T09:00:00+08:00", "score": 42.5,
+                                          "results": earlier}]}
+    results = GradingResults.without_results(RuntimeError("the kernel died"))
+    AutogradLabPlugin(str(tmp_path / "submission" / "autograd_lab.py"), metadata, {"seed": 0}).after_grading(results)
     assert not results.has_catastrophic_failure()
-    assert {n: r.score for n, r in results.results.items()} == {e.name: 0 for e in cat.exercises}
-    assert results.possible == cat.max_score() == FULL_MARKS
-    assert "before_grading did not run" in results.summary()
+    assert {n: r.score for n, r in results.results.items()} == {e.name: e.max_score / 2 for e in cat.exercises}
+    said = results.output
+    assert said.startswith(limits.UNGRADABLE) and "before_grading did not run" in said and "Your score stays 42.5" in said
+
+
+def test_an_ungradable_hand_in_through_the_real_otter_run_writes_no_results(otter_zip, tmp_path):
+    """Last term's notebook through the real `otter run`: it stops without a results.json (Gradescope: an
+    autograder error the instructor reruns), where before every question got 0 in one."""
+    from notebook_support import exported, with_reference, write
+
+    from grader.host.cells import METADATA_KEY
+
+    old = with_reference(exported())
+    old["metadata"][METADATA_KEY]["version"] = "2019.2"
+    out = tmp_path / "otter"
+    run = otter_run(otter_zip, write(old, tmp_path / "autograd_lab.ipynb"), out, check=False)
+    assert run.scores == {} and not (out / "results.json").exists(), run.stdout
+    assert "NotGraded" in run.stdout and "2019.2" in run.stdout
 
 
 def test_a_local_otter_run_grades_with_the_zips_course_not_the_installed_one(tmp_path):

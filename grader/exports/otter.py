@@ -44,7 +44,7 @@ import traceback
 import zipfile
 from pathlib import Path
 
-from grader import catalog
+from grader import catalog, score_files
 from grader.errors import UsageError
 from grader.exports import gradescope
 from grader.exports.bundle import add_course_option, write_zip
@@ -292,7 +292,7 @@ class PluginLogic:
         verdict = limits.decide(self.submission_metadata, limit) if limit else None
         if verdict and not verdict.graded:
             self._drop_course_copy()
-            return keep_last_graded(results, verdict)
+            return keep_last_graded(results, verdict.kept, verdict.note)
         try:
             if self.snapshot is None:
                 raise RuntimeError("the plugin's before_grading did not run, so nothing was read to grade")
@@ -305,12 +305,27 @@ class PluginLogic:
                                          + traceback.format_exc()[-3000:])
         finally:
             self._drop_course_copy()
+        if score_files.is_ungradable(self.report):
+            return self._ungradable(results)
         results.results = {e["name"]: question_result(e, self.report) for e in self.report["exercises"]}
         results._catastrophic_error = None  # the kernel ran only placeholders: its outcome counts for nothing
         for exercise in self.report["exercises"]:
             results.update_score(exercise["name"], exercise["score"])
         results.set_output(student_summary(self.report) + (f"\n{verdict.note}" if verdict else ""))
         results.set_plugin_data(PLUGIN, self.report)
+
+    def _ungradable(self, results) -> None:
+        """A submission the grader could not grade honestly (docs/scoring.md) gets no score of its own: with an
+        earlier graded submission in the metadata, that one's scores stand, the reason first (no attempt for
+        the limit); without one, `NotGraded` leaves otter without results, so that it writes no results.json
+        (otter writes one only for its own errors), which Gradescope reports as an autograder error, not a 0."""
+        from grader.policy import limits
+
+        reason = student_summary(self.report)
+        kept = limits.last_graded(self.submission_metadata)
+        if kept is None:
+            raise NotGraded(reason)
+        keep_last_graded(results, kept, reason + "\n" + limits.score_stays(kept))
 
     def _drop_course_copy(self) -> None:
         if self.course_copy:
@@ -351,17 +366,21 @@ def clear_submission_folder(folder: Path, resolved: Path, trusted_tests: Path) -
         resolved.write_text(PLACEHOLDER, encoding="utf-8")
 
 
-def keep_last_graded(results, verdict) -> None:
-    """Past the submission limit: nothing is graded; each question gets the last graded submission's
-    score and the student reads why (grader.policy.limits)."""
+class NotGraded(Exception):
+    """The submission could not be graded and there is no earlier score to keep: otter writes no results."""
+
+
+def keep_last_graded(results, kept: dict, note: str) -> None:
+    """Past the submission limit, or ungradable: nothing of this submission is scored; each question gets the
+    last graded submission's (`kept`, grader.policy.limits) score and the student reads why (`note`)."""
     from otter.test_files.abstract_test import TestCase, TestCaseResult
     from otter.test_files.exception_test import ExceptionTestFile
 
     from grader.policy.limits import kept_question_scores
 
     exercises = catalog.load().exercises
-    kept, own = kept_question_scores(verdict, {e.name: e.max_score for e in exercises})
-    message = "not graded: over the submission limit; the score is your last graded submission's"
+    scores, own = kept_question_scores(kept, {e.name: e.max_score for e in exercises})
+    message = "not graded; the score is your last graded submission's / 未评分；成绩为上次评分的提交的成绩"
     results.results = {}
     for exercise in exercises:
         cases = [TestCase(name=t.name, body=None, hidden=t.folder == "hidden", points=t.points, success_message=None,
@@ -369,9 +388,9 @@ def keep_last_graded(results, verdict) -> None:
         question = ExceptionTestFile(exercise.name, f"tests/{exercise.name}.py", cases, all_or_nothing=False)
         question.test_case_results = [TestCaseResult(test_case=c, message=message, passed=False) for c in cases]
         results.results[exercise.name] = question
-        results.update_score(exercise.name, kept[exercise.name])
+        results.update_score(exercise.name, scores[exercise.name])
     results._catastrophic_error = None
-    results.set_output(verdict.note + ("" if own else "\n(The kept score's split over the exercises is not "
+    results.set_output(note + ("" if own else "\n(The kept score's split over the exercises is not "
                                                       "known: it is shown spread over them in order.)"))
 
 

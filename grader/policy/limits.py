@@ -211,11 +211,10 @@ def kept_results(verdict: Verdict, execution_time: float) -> dict:
     return results
 
 
-def kept_question_scores(verdict: Verdict, maxima: dict[str, float]) -> tuple[dict[str, float], bool]:
-    """Per-exercise scores that add up to the kept score, for otter's questions, and whether they
-    are the kept submission's own (otter's results list one test per question). Without them, the
-    kept total is spread over the exercises in order, each up to its maximum."""
-    previous = verdict.kept
+def kept_question_scores(previous: dict, maxima: dict[str, float]) -> tuple[dict[str, float], bool]:
+    """Per-exercise scores that add up to the kept (`previous`: `Verdict.kept`, `last_graded`) score, for
+    otter's questions, and whether they are the kept submission's own (otter's results list one test per
+    question). Without them, the kept total is spread over the exercises in order, each up to its maximum."""
     results = previous.get("results") if isinstance(previous.get("results"), dict) else {}
     tests = {t.get("name"): t.get("score") for t in results.get("tests", []) if isinstance(t, dict)}
     if all(_is_number(tests.get(name)) for name in maxima):
@@ -227,6 +226,14 @@ def kept_question_scores(verdict: Verdict, maxima: dict[str, float]) -> tuple[di
     return spread, False
 
 
+def score_stays(kept: dict) -> str:
+    """What the student reads of the earlier graded submission (`last_graded`) whose score stands."""
+    moment = parse_time(kept["submission_time"])
+    when = _local(moment, moment)
+    return (f"Your score stays {kept['score']:g}, from your submission of {when}. / "
+            f"你的成绩保持为 {kept['score']:g}（来自 {when} 的提交）。")
+
+
 def kept_when_ungradable(kept: dict, reason: str, execution_time: float) -> dict:
     """A Gradescope results.json for a submission the grader could not grade (`reason`, whose first line is
     UNGRADABLE): the last graded submission's results and score stand, as past the limit, with `reason`
@@ -234,12 +241,8 @@ def kept_when_ungradable(kept: dict, reason: str, execution_time: float) -> dict
     results = copy.deepcopy(kept.get("results")) if isinstance(kept.get("results"), dict) else {}
     results.pop("leaderboard", None)
     earlier = results.get("output")
-    moment = parse_time(kept["submission_time"])
-    when = _local(moment, moment)
-    stands = (f"Your score stays {kept['score']:g}, from your submission of {when}. / "
-              f"你的成绩保持为 {kept['score']:g}（来自 {when} 的提交）。")
     results.update(score=kept["score"], execution_time=round(execution_time, 3),
-                   output=reason + "\n" + stands
+                   output=reason + "\n" + score_stays(kept)
                    + (f"\n\nYour last graded submission / 上次评分的提交:\n{earlier}" if earlier else ""))
     results.setdefault("tests", [])
     extra = results.setdefault("extra_data", {}).setdefault("autograd_lab", {})
