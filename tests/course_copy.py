@@ -50,7 +50,7 @@ def remove_exercise(course_file: Path, name: str) -> None:
     del data["exercises"][name]
     write(course_file, data)
     catalog._load.cache_clear()
-    tests = {t.name for t in exercise.tests}
+    tests = {t.name for t in exercise.tests} | ({exercise.property_name} if exercise.property_name else set())
     for folder in catalog.FOLDERS:
         for path in sorted(course.folder(folder).glob("test_*.py")):
             remove_definitions(path, tests)

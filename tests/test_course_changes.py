@@ -57,6 +57,10 @@ FACTORY_TESTS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("
 
 # of those, the ones that read score files (the documented commands and the browser are tested elsewhere)
 SCORE_FILE_TESTS = [p for p in FACTORY_TESTS if p not in ("tests/test_doc_commands.py", "tests/test_report_browser.py")]
+# Two report tests read this course's make-demo class (tests/report_class.py: its 7 submissions and the
+# corpus's device-only mistakes), not the factory's: not yet derived from a changed course (issue 27's note).
+NOT_ON_A_CHANGED_COURSE = ["tests/test_report_cli.py::test_markdown_goes_to_the_terminal",
+                           "tests/test_report_cli.py::test_the_page_says_which_mistakes_only_show_on_a_device_naming_the_demos_samples"]
 
 
 def exercise_names_in(path) -> set[str]:
@@ -100,7 +104,8 @@ def test_the_lms_tests_pass_on_a_course_with_exercises_removed_and_points_change
     names = subprocess.run([sys.executable, "-c", "import lms_factory; print(lms_factory.NAMES)"],
                            cwd=ROOT / "tests", capture_output=True, text=True, timeout=300, env=env)
     assert names.stdout.strip() == str([e.name for e in changed.exercises]), names.stdout + names.stderr
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *SCORE_FILE_TESTS],
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *SCORE_FILE_TESTS,
+                           *(f"--deselect={t}" for t in NOT_ON_A_CHANGED_COURSE)],
                           cwd=ROOT, capture_output=True, text=True, timeout=1200, env=env)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     passed = re.search(r"(\d+) passed", done.stdout)

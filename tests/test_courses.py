@@ -47,6 +47,7 @@ def make_course(folder: Path, mistakes: list[str] | None = None) -> Path:
         (folder / part / "__init__.py").write_text("")
         shutil.copy(cases / part / f"test_{SOURCE}", folder / part / f"test_{RENAMED}")
     shutil.copy(cases / "public" / "helpers.py", folder / "public")
+    shutil.copy(cases / "public" / "finite_differences.py", folder / "public")  # the properties' public oracles
     shutil.copy(cases / "hidden" / "oracle.py", folder / "hidden")
     shutil.copy(STUBS / SOURCE, folder / "exercises" / RENAMED)
     shutil.copy(SOLUTIONS / SOURCE, folder / "solutions" / RENAMED)
