@@ -163,21 +163,32 @@ def search_seed(seed: int, exercise: str) -> int:
     return int.from_bytes(hashlib.sha256(f"counterexample:{seed}:{exercise}".encode()).digest()[:8], "little")
 
 
+def drawn(seed: int, examples: int):
+    """The Hypothesis decorators the search and the property checks (grader.host.properties) share: the
+    decorated `test(data)` runs on up to `examples` inputs drawn from `seed`, then shrinks its first failure,
+    with nothing saved or printed."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings, strategies as st
+    from hypothesis import seed as hypothesis_seed
+
+    def decorate(test):
+        return hypothesis_seed(seed)(settings(
+            max_examples=max(1, int(examples)), deadline=None, database=None, derandomize=False,
+            suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, report_multiple_bugs=False,
+            print_blob=False, phases=(Phase.generate, Phase.shrink))(given(st.data())(test)))
+
+    return decorate
+
+
 def search(student: StudentCode, exercise: str, cases: list[Case], budget: CounterexampleSearch, seed: int,
            course: Course) -> dict | None:
     """The smallest failing input found for `exercise`'s general tests, as the score file's `counterexample`,
     or None (none found within the budget, or the search stopped on a call that hung or crashed)."""
-    from hypothesis import HealthCheck, Phase, Verbosity, given, settings, strategies as st
-    from hypothesis import seed as hypothesis_seed
+    from hypothesis import strategies as st
     from hypothesis.errors import UnsatisfiedAssumption
 
     state = _State(budget)
 
-    @hypothesis_seed(search_seed(seed, exercise))
-    @settings(max_examples=max(1, int(budget.examples)), deadline=None, database=None, derandomize=False,
-              suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, report_multiple_bugs=False,
-              print_blob=False, phases=(Phase.generate, Phase.shrink))
-    @given(st.data())
+    @drawn(search_seed(seed, exercise), budget.examples)
     def prop(data):
         if state.over() or state.found_on_first_run:
             raise _SearchDone()

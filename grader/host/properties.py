@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from grader.catalog import Course, PropertyChecks
-from grader.host.counterexample import Draws, Recorded, SearchOver, came_back, shown, snippet
+from grader.host.counterexample import Draws, Recorded, SearchOver, came_back, drawn, shown, snippet
 from grader.host.student_code import CallTimeout, CodeUnavailable, StudentCode, Tampered, WorkerFault
 
 HEADER = ("smallest failing input found (run it in your exercises folder) / "
@@ -65,17 +65,11 @@ def run(student: StudentCode, exercise: str, test: Callable[..., Any], budget: P
         course: Course) -> None:
     """Run `test(student, rng)` on fresh inputs; raise the shrunk failure (an AssertionError, the kit's
     `Fail` with the call to run in its detail), or a hang or crash of the student's code as it came."""
-    from hypothesis import HealthCheck, Phase, Verbosity, given, settings, strategies as st
-    from hypothesis import seed as hypothesis_seed
     from hypothesis.errors import UnsatisfiedAssumption
 
     state = _State(budget)
 
-    @hypothesis_seed(property_seed(seed, exercise))
-    @settings(max_examples=max(1, int(budget.examples)), deadline=None, database=None, derandomize=False,
-              suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, report_multiple_bugs=False,
-              print_blob=False, phases=(Phase.generate, Phase.shrink))
-    @given(st.data())
+    @drawn(property_seed(seed, exercise), budget.examples)
     def prop(data):
         if state.over():
             return
