@@ -531,7 +531,14 @@ def _fork_bomb(engine, tmp_path):
         assert_held(report, technique="fork_bomb")
         refused = [int(line.split("after ")[1].split(":")[0]) for line in report["output"].splitlines()
                    if "fork refused after" in line]
-        assert refused and max(refused) < report["sandbox"]["processes_limit"]
+        limit = report["sandbox"]["processes_limit"]
+        if any("process-count limit is shared" in note for note in report["sandbox"]["notes"]):
+            # The process sandbox without a user id of its own caps the grader's user id at what it
+            # ran at the worker's start plus the limit, as the report says; a thread of the grader
+            # that ends meanwhile leaves its slot to the worker (CI once saw 64 of 64).
+            assert refused and max(refused) <= limit
+        else:
+            assert refused and max(refused) < limit  # the worker itself counts
         assert "all 200 forks allowed" not in report["output"]
         time.sleep(0.2)
         assert hc.processes_named(comm) == []  # none outlived its worker
