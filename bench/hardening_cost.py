@@ -24,6 +24,7 @@ baseline with their range, and the load average at the start of each measurement
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import resource
@@ -70,6 +71,7 @@ def python_of(tree: Path) -> str:
     return str(tree / ".venv" / "bin" / "python")
 
 
+@functools.lru_cache(maxsize=None)
 def has_option(tree: Path, option: str) -> bool:
     result = subprocess.run([python_of(tree), "-m", "grader", "grade", "--help"], cwd=tree, capture_output=True,
                             text=True)
@@ -80,7 +82,8 @@ def grade_class(tree: Path, klass: Path, out: Path, jobs: int, extra: list[str])
     shutil.rmtree(out, ignore_errors=True)
     load = os.getloadavg()[0]
     cpu, start = children_cpu(), time.perf_counter()
-    result = subprocess.run([python_of(tree), "-m", "grader", "grade", str(klass), "--out", str(out), "--jobs",
+    parallel = "--jobs" if has_option(tree, "--jobs") else "--workers"  # its name before the legibility issue
+    result = subprocess.run([python_of(tree), "-m", "grader", "grade", str(klass), "--out", str(out), parallel,
                              str(jobs), *extra], cwd=tree, capture_output=True, text=True)
     wall, cpu = time.perf_counter() - start, children_cpu() - cpu
     graded = len(list(out.glob("*.json")))
