@@ -178,3 +178,87 @@ def test_version_1_0_files_are_still_read_and_an_unknown_version_is_refused(grad
     assert results.validate(old) != []
     (folder / "wrong.json").write_text(json.dumps(old))
     assert load_score_dir(folder).problems != []
+
+
+# -- the writer's and readers' schema check: a compiled predicate for valid files, jsonschema for the errors
+
+def _small(report: dict) -> dict:
+    """A real score file cut to a few exercises and tests (every kind of field kept): jsonschema checks its
+    mutations in milliseconds."""
+    small = json.loads(json.dumps(report))
+    small["exercises"] = small["exercises"][:3]
+    for e in small["exercises"]:
+        e["tests"] = e["tests"][:1]
+    return small
+
+
+def _paths(value, where=()):
+    yield where
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _paths(v, where + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _paths(v, where + (i,))
+
+
+def _mutations(doc: dict):
+    """Every field of `doc` replaced by values of other types and edge values, removed, and every object
+    given an unknown key: valid and invalid documents, each once."""
+    replacements = [None, True, False, 0, -1, 1.5, -0.5, float("nan"), "", "x", "X.py", "grad.py", "cpu",
+                    "1.5", "a" * 64, "0" * 64, "mod.fn", [], [1], {}, {"id": "x", "en": "e", "zh": "z"}]
+    for path in list(_paths(doc)):
+        if not path:
+            continue
+        for new in replacements + ["drop", "extra"]:
+            copy = json.loads(json.dumps(doc))
+            parent = copy
+            for step in path[:-1]:
+                parent = parent[step]
+            last = path[-1]
+            if new == "drop":
+                if isinstance(parent, dict):
+                    del parent[last]
+                else:
+                    parent.pop(last)
+            elif new == "extra":
+                if not isinstance(parent[last], dict):
+                    continue
+                parent[last]["not_in_the_schema"] = 1
+            else:
+                parent[last] = new
+            yield path, copy
+
+
+def test_the_compiled_schema_check_agrees_with_jsonschema(graded):
+    """The compiled check (every valid file's only check) says valid exactly where jsonschema finds no error,
+    on each real file and on every mutation of every field of it."""
+    from grader import score_files
+
+    out, _, _ = graded
+    check, validator = score_files._compiled_check(), score_files._jsonschema_validator()
+    assert check is not None, "the score schema uses a keyword the compiled check does not know"
+    compared = invalid = 0
+    for path in sorted(out.glob("*.json")):
+        report = json.loads(path.read_text())
+        assert check(report) and not list(validator.iter_errors(report))
+        for where, doc in _mutations(_small(report)):
+            expected = not any(True for _ in validator.iter_errors(doc))
+            assert check(doc) == expected, (path.name, where, doc)
+            compared += 1
+            invalid += not expected
+    assert compared > 1000 and 100 < invalid < compared - 100  # both verdicts, many times each
+
+
+def test_a_valid_file_is_not_given_to_jsonschema_and_an_invalid_one_is(graded, monkeypatch):
+    from grader import score_files
+
+    out, _, _ = graded
+    report = json.loads((out / "solutions.json").read_text())
+    asked = []
+    real = score_files._jsonschema_validator
+    monkeypatch.setattr(score_files, "_jsonschema_validator", lambda: asked.append(1) or real())
+    assert results.validate(report) == [] and results.validate_if_possible(report) == [] and asked == []
+    report["exercises"][0]["tests"][0]["status"] = "maybe"
+    errors = results.validate(report)
+    assert asked == [1] and len(errors) == 1 and "maybe" in errors[0] and errors[0].startswith("$.exercises[0].tests[0].status")
