@@ -184,6 +184,10 @@ TECHNIQUES: list[Technique] = [
     # issue 29: the worker's own facts out of the step's reach
     T("frame_back_versions", "safe_add_ (w.data.add_) lowers the version the worker recorded, through f_back",
       ("safe_add_",), "safe_add_ 0 as its w.data mistake earns; others full"),
+    T("forged_reply_frame", "safe_add_ (w.data.add_) writes a reply of its own, claiming the version rose, on the "
+      "worker's socket, then returns, raises, exits or hangs (MODE)", ("safe_add_",),
+      "safe_add_ 0 (a second reply to one request: tampered; or its w.data mistake); others full", engine="slow",
+      substitutions=("MODE",)),
     T("ctypes_probe_defaults", "ctypes writes a forged run_backward into a probe's __defaults__ at import",
       EXTENSIONS, "extensions.py 0 (refused or tampered at import); others full"),
     T("counter_answer", "graph_node_counts returns a collections.Counter (a dict)", (),
@@ -264,6 +268,7 @@ def substitutions(t: Technique, work: Path, **given) -> dict:
         "ABSTRACT": f"agl-{uuid.uuid4().hex}", "WALK_ROOT": "/",
         "TARGETS": repr([str(ROOT / "grader/cases/hidden"), str(ROOT / "grader/cases/course.yaml"), str(SOLUTIONS)]),
         "TOUCH_MB": 3 * LIMITS[t.engine].memory_mb, "MARKER_FILE": work / f"{t.name}-unpickled", "SLEEP": 0.3,
+        "MODE": "continue",
     }
     return {key: given.get(key, defaults[key]) for key in t.substitutions}
 

@@ -848,6 +848,24 @@ def test_frame_back_versions(engine, tmp_path):
     assert "version counter did not increase" in messages(report, "safe_add_")
 
 
+@pytest.mark.parametrize("mode,backend", [
+    ("continue", "strongest"), ("raise", "strongest"), ("continue", "process"), ("raise", "process"),
+    pytest.param("exit", "strongest", marks=pytest.mark.xfail(strict=True, reason="known gap (docs/security.md): a "
+                 "forged reply followed by the worker's end reads as an honest reply, then a crash of the next request")),
+    pytest.param("hang", "strongest", marks=pytest.mark.xfail(strict=True, reason="known gap (docs/security.md): a "
+                 "forged reply followed by a hang reads as an honest reply, then a timeout of the next request")),
+])
+def test_forged_reply_frame(slow_engine, process_engine, mode, backend, tmp_path):
+    """safe_add_ writes a reply of its own on the worker's socket; the worker's honest reply follows it. The second
+    frame for one request is found by the next request's read or by the ping before the worker ends: safe_add_ is
+    tampered and scores 0, and the request that read the stale frame is made again, so no other exercise loses."""
+    engine = slow_engine if backend == "strongest" else process_engine
+    report = grade(engine, "forged_reply_frame", tmp_path, MODE=mode)
+    assert_held(report)
+    assert "a second reply came for one request" in messages(report, "safe_add_")
+    assert_next_graded(engine)
+
+
 def _worker_state_held(engine, technique: str, tmp_path) -> None:
     report = grade(engine, technique, tmp_path)
     assert_held(report)

@@ -56,6 +56,19 @@ def tampered_message(kind: object, detail: object) -> str:
             f"be trusted / 篡改：提交的代码修改了工作进程中评分程序的代码（{detail}），它报告的任何结果都不可信")
 
 
+class SecondReply(WorkerFault):
+    """A frame answered a request that had its answer already: the submission's code wrote to the worker's
+    connection (the first answer may have been its own). The exercise the first answer went to scores 0
+    (`StudentCode.answered`); the request being read, an innocent one, is made again on a fresh worker
+    (`call`, `_ensure_imported`). Not a `Tampered`: that would charge the exercise being read."""
+
+
+def second_reply_message() -> str:
+    return ("tampered: a second reply came for one request, so the submission's code wrote to the worker's "
+            "connection itself: nothing it reports can be trusted / 篡改：同一请求收到了第二个回复，说明提交的代码"
+            "自己向工作进程的连接写入了数据，它报告的任何结果都不可信")
+
+
 class CodeUnavailable(Exception):
     """The function cannot be called: missing module or name, or an import that failed (status `error`)."""
 
@@ -167,6 +180,9 @@ class StudentCode:
         self.capture = False
         self.printed: list[str] = []
         self.requests = 0
+        # request id -> (exercise, module) its reply was charged to: a second frame with that id is a forgery's
+        # trace (`SecondReply`), found while reading the next reply or by the ping before a worker ends
+        self.answered: dict[int, tuple[str | None, str]] = {}
 
     # -- the test being run: its exercise ------------------------------------------------
     @contextmanager
@@ -253,7 +269,13 @@ class StudentCode:
             self.calls_made[self.current_test] = self.calls_made.get(self.current_test, 0) + 1
             self.probed[self.current_test] = probe is not None
         self._ensure_imported(module)
-        body, reply_blobs = self._request(module, request, blobs, what=f"{function}")
+        try:
+            body, reply_blobs = self._request(module, request, blobs, what=f"{function}")
+        except SecondReply:  # an earlier request's second reply: this one is made again, on a fresh worker
+            if self.current_exercise in self.tampered_exercises:
+                raise Tampered(self.tampered_exercises[self.current_exercise]) from None
+            self._ensure_imported(module)
+            body, reply_blobs = self._request(module, request, blobs, what=f"{function}")
         outcome = body.get("outcome")
         if outcome in (Outcome.IMPORT_ERROR, Outcome.MISSING):
             raise CodeUnavailable(_unavailable_message(module, body))
@@ -318,9 +340,13 @@ class StudentCode:
         if module in self.imported:
             return
         full_timeout = self._time_left(setup=True) >= self.limits.call_timeout_s
+        request: ImportRequest = {"op": Op.IMPORT, "module": module}
         try:
-            request: ImportRequest = {"op": Op.IMPORT, "module": module}
-            body, _ = self._request(module, request, [], what=f"importing {module}.py", setup=True)
+            try:
+                body, _ = self._request(module, request, [], what=f"importing {module}.py", setup=True)
+            except SecondReply:  # an earlier request's second reply (`call`): imported again, on a fresh worker
+                self._ensure_worker(module)
+                body, _ = self._request(module, request, [], what=f"importing {module}.py", setup=True)
         except CallTimeout:
             if not full_timeout:  # the submission's budget ran out, not the import's own time
                 raise
@@ -409,7 +435,11 @@ class StudentCode:
         if type(reply_body) is not dict:
             raise self._garbage(module, "the reply is not a JSON object")
         if reply_body.get("id") != request_id:
+            if self._second_reply(reply_body.get("id")):
+                self._discard_worker(module)
+                raise SecondReply(second_reply_message())
             raise self._garbage(module, "an answer to another request")
+        self.answered[request_id] = (None if setup else exercise, module)
         if reply_body.get("outcome") == Outcome.TAMPERED:
             self._discard_worker(module)  # the next call gets a fresh worker, with torch as it was
             message = tampered_message(reply_body.get("kind"), reply_body.get("detail"))
@@ -417,6 +447,43 @@ class StudentCode:
                 self.tampered_exercises[exercise] = message
             raise Tampered(message)
         return reply_body, reply_blobs
+
+    def _second_reply(self, request_id: object) -> bool:
+        """Whether `request_id` had its answer already; if so, what that answer went to scores 0 (the exercise,
+        or every exercise of the module whose import it answered)."""
+        if type(request_id) is not int or request_id not in self.answered:
+            return False
+        exercise, module = self.answered[request_id]
+        charged = [exercise] if exercise is not None else [e for e, m in self.modules.items() if m == module]
+        for name in charged:
+            self.tampered_exercises.setdefault(name, second_reply_message())
+        return True
+
+    def _confirm_replies(self, slot: str, seconds: float = 1.0) -> None:
+        """Before a live worker ends: a ping, and every frame before its answer read. A second reply to an
+        answered request (written by a step that then returned or raised) is found here when no later request
+        read it. Not charged to any budget; a worker that does not answer within `seconds` is left to end."""
+        worker = self.workers.get(slot)
+        if worker is None:
+            return
+        self.requests += 1
+        ping_id, deadline = self.requests, time.monotonic() + seconds
+        try:
+            send_message(worker.conn.fileno(), wire.pack({"op": Op.PING, "id": ping_id}, []), deadline)
+            while True:
+                body, _ = wire.unpack(recv_message(worker.conn.fileno(), deadline, wire.MAX_MESSAGE_BYTES))
+                frame_id = body.get("id") if type(body) is dict else None
+                if frame_id == ping_id:
+                    return
+                if not self._second_reply(frame_id) and frame_id not in self._unread_ids():
+                    return  # neither a second reply nor one nobody read: nothing more to learn from this worker
+        except (DeadlinePassed, MessageTooLarge, EOFError, OSError, wire.WireError):
+            return
+
+    def _unread_ids(self) -> set[int]:
+        """Ids of requests sent ahead whose replies nobody has read (their frames come before the ping's)."""
+        pipeline = self.pipeline
+        return {e.request_id for e in pipeline.entries if e.state == "sent"} if pipeline is not None else set()
 
     # -- requests sent ahead (grader.host.pipeline) ----------------------------------------
     def plan_ahead(self, calls: list[PlannedCall], barrier_tests: set[str]) -> None:
@@ -486,7 +553,7 @@ class StudentCode:
                 raise CallTimeout(f"{entry.what}: no time left in this exercise's or this submission's time budget")
             entry.reply = self._receive(entry.module, entry.request_id, entry.what, time.monotonic(), timeout,
                                         entry.setup, entry.exercise, charge_tamper=False)
-        except (CallTimeout, WorkerFault) as exc:
+        except (CallTimeout, WorkerFault) as exc:  # (a SecondReply too: its test makes the request again)
             entry.error = exc
 
     def _drain(self) -> None:
@@ -520,9 +587,12 @@ class StudentCode:
         """End every worker now: the next call starts a fresh one, which holds nothing of the calls before
         (a counterexample search runs where no hidden test's inputs ever were)."""
         for slot in list(self.workers):
+            self._confirm_replies(slot)
             self._discard_worker(next((m for m in self.modules.values() if self._slot(m) == slot), slot))
 
     def close(self) -> None:
+        for slot in list(self.workers):
+            self._confirm_replies(slot)
         if self.pipeline is not None and self.pipeline.in_flight():
             self.pipeline.stop()  # requests no test asked for: the worker is killed, not asked to finish them
             for module in list(self.workers):
