@@ -255,3 +255,47 @@ def test_a_statement_remembered_by_its_text_normalises_as_it_would_in_its_module
         plain = normalize.exercise_units(normalize.parse(text), names)
         for _ in range(2):
             assert normalize.exercise_units(normalize.parse(text), names, text) == plain, path
+
+
+def test_answers_are_packed_and_the_reader_forgets_what_it_remembered(tmp_path, monkeypatch):
+    """What a hand-in keeps is packed: per exercise one bytes object of its sorted hashes (8 bytes each,
+    about a tenth of a set of ints), equal answers of a class one object; a reader remembers at most SEEN
+    modules by content, in the command's own process too (there it was never cleared: memory grew with
+    the class)."""
+    made = make_submissions.make_class(tmp_path / "class", total=12)
+    stub = handins.stub_fingerprints(COURSE)
+    one = handins.read(made[0], COURSE, stub)
+    assert one.exercises and all(type(p) is bytes and len(p) % 8 == 0 for p in one.exercises.values())
+    for e, packed in one.exercises.items():
+        fps = handins.unpack(packed)
+        assert fps == sorted(set(fps)) and len(packed) == 8 * len(fps)
+    read = handins.read_all([str(p) for p in made], COURSE, jobs=1)
+    by_value: dict = {}
+    for h in read:
+        for e, packed in h.exercises.items():
+            assert by_value.setdefault((e, packed), packed) is packed  # equal answers: one object
+    everything: dict = {}
+    for p in made:
+        handins.read(p, COURSE, stub, everything)
+    monkeypatch.setattr(handins, "SEEN", 3)
+    seen: dict = {}
+    sizes = []
+    for p in made:
+        handins.read(p, COURSE, stub, seen)
+        sizes.append(len(seen))
+    assert len(everything) > 10 and max(sizes) <= 3
+    assert [h.exercises for h in handins.read_all([str(p) for p in made], COURSE, jobs=1)] == [h.exercises for h in read]
+
+
+def test_the_review_sums_weights_exactly_whatever_the_order():
+    """Weights are summed in fixed point: an answer shares all its weight with an equal one (1.0, not
+    0.9999...), and scores do not depend on the order of the hand-ins."""
+    stub = handins.stub_fingerprints(COURSE)
+    folders = [ROOT / "solutions", sc.INDEPENDENT / "loops", sc.INDEPENDENT / "functional"]
+    read = [handins.read(f, COURSE, stub) for f in folders]
+    twin = handins.HandIn("twin", read[0].path, {e: bytes(p) for e, p in read[0].exercises.items()})
+    forward = index.review([*read, twin], EXERCISES)
+    backward = index.review([twin, *reversed(read)], EXERCISES)
+    scores = lambda r: {(p.a, p.b): (p.overall, p.shared, p.by_exercise) for p in r.pairs()}  # noqa: E731
+    assert scores(forward) == scores(backward) and scores(forward)[("solutions", "twin")][0] == 1.0
+    assert all(v == 1.0 for v in scores(forward)[("solutions", "twin")][2].values())

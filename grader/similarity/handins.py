@@ -3,15 +3,18 @@
 Every form `grader grade` takes is read by grader/host/intake.py (folders and zips; a notebook form
 plugs in there and arrives here as module text), with the same ids as the score files. A module
 that does not parse is listed as a problem of its hand-in, never fatal. Only the fingerprints are
-kept per hand-in (memory flat in the class size); the page re-reads the few it shows. A large class
+kept per hand-in, each answer packed (`pack`: its sorted hashes, 8 bytes each, in one bytes object;
+a set of Python ints costs about ten times that); the page re-reads the few it shows. A large class
 is read in processes of its own, one per CPU (`read_all`): each parses its share (never runs it) and
-sends back plain data, names, problem texts and sets of ints, which the review gets as if read here.
+sends back plain data, names, problem texts and packed answers, which the review gets as if read here.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import sys
+from array import array
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -27,14 +30,14 @@ from grader.similarity.fingerprints import fingerprints
 HAND_IN_FILES = (".zip", intake.NOTEBOOK_SUFFIX)  # besides folders: the files a folder of hand-ins holds
 PARALLEL_FROM = 500  # hand-ins: a smaller class is read in this process (starting others costs ~1 s of CPU)
 CHUNK = 20  # hand-ins a reading process is given at a time
-SEEN = 4096  # modules a reading process remembers by content (then forgets them all: memory stays flat)
+SEEN = 4096  # modules a reader remembers by content (then forgets them all: memory stays flat), in any process
 
 
 @dataclass
 class HandIn:
     name: str
     path: str
-    exercises: dict[str, frozenset[int]] = field(default_factory=dict)  # exercise -> what the student wrote
+    exercises: dict[str, bytes] = field(default_factory=dict)  # exercise -> what the student wrote, packed
     problems: list[str] = field(default_factory=list)
 
 
@@ -52,6 +55,23 @@ def expand(paths: list[str]) -> list[str]:
                 continue
         out.append(str(path))
     return out
+
+
+def pack(fps) -> bytes:
+    """An answer's fingerprints as one bytes object: the hashes sorted, 8 bytes each, little-endian (what
+    `unpack` and numpy's frombuffer(..., "<i8") read); immutable, hashable, compared by value."""
+    packed = array("q", sorted(fps))
+    if sys.byteorder != "little":
+        packed.byteswap()
+    return packed.tobytes()
+
+
+def unpack(packed: bytes) -> list[int]:
+    found = array("q")
+    found.frombytes(packed)
+    if sys.byteorder != "little":
+        found.byteswap()
+    return found.tolist()
 
 
 def stub_fingerprints(course: Catalog) -> dict[str, frozenset[int]]:
@@ -74,15 +94,18 @@ def module_units(source: bytes, module: str, course: Catalog) -> dict[str, list[
 
 
 def read(path: str | os.PathLike, course: Catalog, stub: dict[str, frozenset[int]],
-         seen: dict[bytes, dict[str, frozenset[int]] | str] | None = None) -> HandIn:
-    """One hand-in: what it wrote for each exercise, beyond the stub; problems listed, never raised.
-    `seen` remembers modules by content (a module many hand-ins left as shipped is read once)."""
+         seen: dict[bytes, dict[str, bytes] | str] | None = None) -> HandIn:
+    """One hand-in: what it wrote for each exercise, beyond the stub, packed; problems listed, never
+    raised. `seen` remembers modules by content (a module many hand-ins left as shipped is read once),
+    at most SEEN of them: then it forgets them all."""
     seen = {} if seen is None else seen
     sub = intake.load(path)
     hand_in = HandIn(name=sub.name, path=str(path), problems=[p for p in sub.problems if "is missing" not in p])
     for module, data in sub.files.items():
         key = hashlib.sha256(module.encode() + b"\0" + data).digest()
         if key not in seen:
+            if len(seen) >= SEEN:
+                seen.clear()
             seen[key] = _own_fingerprints(data, module, course, stub)
         found = seen[key]
         if isinstance(found, str):
@@ -94,26 +117,18 @@ def read(path: str | os.PathLike, course: Catalog, stub: dict[str, frozenset[int
 
 def read_all(paths: list[str], course: Catalog, jobs: int | None = None) -> list[HandIn]:
     """Every hand-in of `paths`, in their order, as `read` gives them; in `jobs` processes (default:
-    one per CPU) when the class is large. An exercise's answers that are equal are one object."""
+    one per CPU) when the class is large. An exercise's answers that are equal are one object (the
+    table that finds them holds each once, as its own key, and goes when the class is read)."""
     stub = stub_fingerprints(course)
     jobs = (os.cpu_count() or 1) if jobs is None else jobs
-    same: dict[tuple[str, frozenset[int]], frozenset[int]] = {}
+    same: dict[str, dict[bytes, bytes]] = {}
     found = _read_here(paths, course, stub) if jobs <= 1 or len(paths) < PARALLEL_FROM else \
         _read_in_processes(paths, course, stub, jobs)
-    return [HandIn(name, path, {e: _one_of(same, e, fps) for e, fps in exercises.items()}, problems)
-            for name, path, exercises, problems in found]
+    return [HandIn(name, path, {e: same.setdefault(e, {}).setdefault(fps, fps) for e, fps in exercises.items()},
+                   problems) for name, path, exercises, problems in found]
 
 
-def _one_of(same: dict, exercise: str, fps: frozenset[int]) -> frozenset[int]:
-    """The one object for an exercise's answers equal to `fps`, made the same way whichever process read
-    it (a set's order follows how it was made; the review's sums of weights follow that order)."""
-    found = same.get((exercise, fps))
-    if found is None:
-        found = same[(exercise, fps)] = frozenset(sorted(fps))
-    return found
-
-
-def _plain(hand_in: HandIn) -> tuple[str, str, dict[str, frozenset[int]], list[str]]:
+def _plain(hand_in: HandIn) -> tuple[str, str, dict[str, bytes], list[str]]:
     return hand_in.name, hand_in.path, hand_in.exercises, hand_in.problems
 
 
@@ -148,19 +163,17 @@ def _start_reader(course_path: str, stub: dict[str, frozenset[int]]) -> None:
 
 
 def _read_chunk(paths: list[str]) -> list[tuple]:
-    if len(_reader["seen"]) > SEEN:
-        _reader["seen"].clear()
     return [_plain(read(p, _reader["course"], _reader["stub"], _reader["seen"])) for p in paths]
 
 
-def _own_fingerprints(data: bytes, module: str, course: Catalog, stub) -> dict[str, frozenset[int]] | str:
-    """exercise -> its fingerprints beyond the stub, or the reason the module cannot be read."""
+def _own_fingerprints(data: bytes, module: str, course: Catalog, stub) -> dict[str, bytes] | str:
+    """exercise -> its fingerprints beyond the stub (packed), or the reason the module cannot be read."""
     try:
         units = module_units(data, module, course)
     except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError) as exc:
         return f"{module} cannot be read: {type(exc).__name__}: {str(exc)[:200]}"
     own = {name: fingerprints(found) - stub.get(name, frozenset()) for name, found in units.items()}
-    return {name: fps for name, fps in own.items() if fps}
+    return {name: pack(fps) for name, fps in own.items() if fps}
 
 
 def source_of(path: str, module: str) -> str | None:

@@ -6,13 +6,17 @@ that shares everything still shows its copies). A pair's score for an exercise i
 Jaccard of their fingerprint sets (shared weight over the weight of the union); over the whole
 hand-in, the sums over the exercises. Hand-ins identical after normalisation are grouped first;
 candidate pairs come from an inverted index over fingerprints, skipping those too common to
-point at anyone, so the work grows with the evidence, not with the square of the class. A pair's
-shared weight is the sum over its common fingerprints and over its rare ones apart: each hand-in's
-common part of an answer is one of few (what the reference, or one idiom, gives), so the shared
-weight of two common parts is computed once per distinct pair of parts, not once per pair of hand-ins.
+point at anyone, so the work grows with the evidence, not with the square of the class.
 Groups of three or more linked by high scores are clusters: over the whole hand-in (overall scores),
 and per exercise (that exercise's scores), so that a SmoothAbs passed round inside otherwise
 independent work shows as a cluster of its own.
+
+What the review holds grows with the class's distinct answers and nothing else (`Answers`): per
+exercise, its distinct fingerprints in one sorted array and their weights, each distinct answer as
+4-byte numbers of those fingerprints in one flat array; the inverted index of an exercise is made
+when its candidates are sought and dropped after. Weights are summed in fixed point (integers, units
+of 1 / SCALE), so a sum is exact whatever its order: equal answers share all their weight, and the
+same class gives the same scores however it was read.
 """
 
 from __future__ import annotations
@@ -20,8 +24,11 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from collections import Counter, defaultdict
+from array import array
+from collections import defaultdict
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from grader.similarity.handins import HandIn
 
@@ -32,6 +39,7 @@ KEEP_PER_EXERCISE = 1000  # and best per exercise (the page shows 10)
 PROBES = 8  # per answer, its rarest shared fingerprints that look for partners
 PARTNERS = 16  # per answer, the partners its probes reach most (ties: the rarest probe's first) that are candidates
 MIN_HITS = 2  # probes of one answer that must reach a partner for the pair to be a candidate
+SCALE = 2 ** 30  # fixed point of the summed weights: a weight (at most log(1 + N)) to about 1e-9
 
 
 @dataclass
@@ -56,7 +64,7 @@ class Pair:
 class Review:
     hand_ins: list[HandIn]
     exercises: list[str]
-    weights: dict[str, dict[int, float]]
+    weights: dict[str, tuple[np.ndarray, np.ndarray]]  # exercise -> (its fingerprints, sorted; their weights)
     groups: list[list[int]]  # indexes into hand_ins, identical after normalisation
     group_pairs: list[GroupPair]
     ranked: dict[str | None, list[GroupPair]] = field(default_factory=dict)  # exercise (None: overall) -> best first
@@ -77,23 +85,25 @@ class Review:
         return out
 
     def fingerprint_weight(self, exercise: str, fp: int) -> float:
-        return self.weights.get(exercise, {}).get(fp, 0.0)
+        if exercise not in self.weights:
+            return 0.0
+        fps, weights = self.weights[exercise]
+        i = int(np.searchsorted(fps, fp))
+        return float(weights[i]) if i < len(fps) and fps[i] == fp else 0.0
 
 
 def review(hand_ins: list[HandIn], exercises: list[str]) -> Review:
-    weights = rarity_weights(hand_ins, exercises)
     groups = identical_groups(hand_ins)
-    reps = [hand_ins[g[0]] for g in groups]
-    totals = [{e: sum(map(weights[e].__getitem__, fps)) for e, fps in r.exercises.items()} for r in reps]
+    answers = Answers(hand_ins, groups, exercises)
     kept = Kept(exercises, len(groups))
     for g in range(len(groups)):
-        if len(groups[g]) > 1 and reps[g].exercises:
-            kept.add(GroupPair(g, g, 1.0, {e: 1.0 for e in reps[g].exercises}, sum(totals[g].values())))
-    found, common = candidate_pairs(reps)
-    scorer = Scorer(reps, totals, weights, common)
-    for a, b in found:
-        kept.add(scorer.score(a, b))
-    del found, scorer
+        if len(groups[g]) > 1 and hand_ins[groups[g][0]].exercises:
+            kept.add(GroupPair(g, g, 1.0, {e: 1.0 for e in hand_ins[groups[g][0]].exercises},
+                               answers.grand_totals[g] / SCALE))
+    for gp in answers.scores(candidate_pairs(answers)):
+        kept.add(gp)
+    weights = {e: (answers.fps[i], answers.weights[i]) for i, e in enumerate(exercises)}
+    del answers
     result = Review(hand_ins, exercises, weights, groups, kept.pairs(), kept.ranked())
     result.clusters = kept.clusters(result)
     result.exercise_clusters = {e: found for e in exercises if (found := kept.clusters(result, e))}
@@ -163,19 +173,112 @@ def _join(parent: list[int], a: int, b: int) -> None:
     parent[_root(parent, a)] = _root(parent, b)
 
 
-def rarity_weights(hand_ins: list[HandIn], exercises: list[str]) -> dict[str, dict[int, float]]:
-    weights: dict[str, dict[int, float]] = {}
-    for e in exercises:
-        df: dict[int, int] = defaultdict(int)
-        answered = 0
-        for h in hand_ins:
-            fps = h.exercises.get(e)
-            if fps:
-                answered += 1
-                for fp in fps:
-                    df[fp] += 1
-        weights[e] = {fp: math.log(1 + answered / n) for fp, n in df.items()}
-    return weights
+class Answers:
+    """The class's distinct answers, per exercise i (of `exercises`), packed: `fps[i]`, its distinct
+    fingerprints, sorted (int64); `weights[i]`, theirs (float) and `fixed[i]` in units of 1 / SCALE
+    (int64); `ids[i]`, every distinct answer's fingerprints as their places in `fps[i]` (int32, sorted,
+    one answer after the other from `start[i][k]` to `start[i][k + 1]`); `answer[i][g]`, the answer
+    group g gave (-1: none). `totals[i][k]`: answer k's whole weight; `grand_totals[g]`: a group's."""
+
+    def __init__(self, hand_ins: list[HandIn], groups: list[list[int]], exercises: list[str]):
+        self.exercises, self.groups = exercises, len(groups)
+        self.fps, self.weights, self.fixed, self.ids, self.start, self.answer, self.totals = [], [], [], [], [], [], []
+        grand = np.zeros(len(groups), dtype=np.int64)
+        group_of = np.empty(len(hand_ins), dtype=np.int64)
+        for g, members in enumerate(groups):
+            group_of[members] = g
+        for e in exercises:
+            number: dict[bytes, int] = {}  # a distinct answer -> its number, in the order they come
+            given = np.full(len(hand_ins), -1, dtype=np.int64)
+            for h, hand_in in enumerate(hand_ins):
+                packed = hand_in.exercises.get(e)
+                if packed:
+                    given[h] = number.setdefault(packed, len(number))
+            distinct = list(number)
+            del number
+            flat = np.concatenate([np.frombuffer(a, dtype="<i8") for a in distinct]) if distinct else \
+                np.zeros(0, dtype=np.int64)
+            lengths = np.fromiter(map(len, distinct), dtype=np.int64, count=len(distinct)) // 8
+            start = np.zeros(len(distinct) + 1, dtype=np.int64)
+            np.cumsum(lengths, out=start[1:])
+            fps = np.unique(flat)
+            ids = np.searchsorted(fps, flat).astype(np.int32)
+            del flat
+            # df: the hand-ins (not groups) that answer with each fingerprint
+            answered = given[given >= 0]
+            per_answer = np.bincount(answered, minlength=len(distinct))
+            df = np.bincount(ids, weights=np.repeat(per_answer, lengths), minlength=len(fps)).astype(np.int64)
+            counts, back = np.unique(df, return_inverse=True)
+            table = np.array([math.log(1 + len(answered) / n) for n in counts.tolist()], dtype=np.float64)
+            weights = table[back.reshape(-1)] if len(fps) else np.zeros(0)
+            fixed = np.rint(weights * SCALE).astype(np.int64)
+            totals = _segment_sums(fixed[ids], start)
+            answer = np.full(len(groups), -1, dtype=np.int64)
+            answer[group_of] = given  # members of a group give the same answers
+            grand += np.where(answer >= 0, totals[np.maximum(answer, 0)] if len(totals) else 0, 0)
+            for name, value in (("fps", fps), ("weights", weights), ("fixed", fixed), ("ids", ids), ("start", start),
+                                ("answer", answer), ("totals", totals)):
+                getattr(self, name).append(value)
+        self.grand_totals = grand.tolist()
+
+    def scores(self, pairs: np.ndarray):
+        """A GroupPair for each pair of groups (`pairs`: keys a * groups + b, a < b, ascending), in order.
+
+        For each a, its answer's fingerprints are marked with their weights in one array as long as the
+        exercise's distinct fingerprints; the shared weight with each of its partners is then the sum of
+        the marks at the partner's fingerprints (one gather and one cumulative sum for all of them)."""
+        if not len(pairs):
+            return
+        firsts, seconds = np.divmod(pairs, self.groups)
+        cuts = np.flatnonzero(np.diff(firsts)) + 1
+        marks = [np.zeros(len(fps), dtype=np.int64) for fps in self.fps]
+        n = len(self.exercises)
+        for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), len(pairs)]):
+            a, partners = int(firsts[lo]), seconds[lo:hi]
+            shared = np.zeros((len(partners), n), dtype=np.int64)
+            both = np.zeros((len(partners), n), dtype=bool)
+            for i in range(n):
+                mine = self.answer[i][a]
+                if mine < 0:
+                    continue
+                theirs = self.answer[i][partners]
+                has = theirs >= 0
+                if not has.any():
+                    continue
+                start, ids, mark = self.start[i], self.ids[i], marks[i]
+                own = ids[start[mine]:start[mine + 1]]
+                mark[own] = self.fixed[i][own]
+                given = theirs[has]
+                firsts_of, lengths = start[given], start[given + 1] - start[given]
+                ends = np.cumsum(lengths)
+                at = np.arange(int(ends[-1]), dtype=np.int64) + np.repeat(firsts_of - (ends - lengths), lengths)
+                sums = np.concatenate(([0], np.cumsum(mark[ids[at]])))
+                shared[has, i] = sums[ends] - sums[ends - lengths]
+                both[has, i] = True
+                mark[own] = 0
+            totals_a = [int(self.totals[i][self.answer[i][a]]) if self.answer[i][a] >= 0 else 0 for i in range(n)]
+            for row, b in enumerate(partners.tolist()):
+                yield self._pair(a, b, shared[row].tolist(), both[row].tolist(), totals_a)
+
+    def _pair(self, a: int, b: int, shared: list[int], both: list[bool], totals_a: list[int]) -> GroupPair:
+        by_exercise: dict[str, float] = {}
+        shared_all = 0
+        for i, e in enumerate(self.exercises):
+            if not both[i]:
+                continue
+            s = shared[i]
+            union = totals_a[i] + int(self.totals[i][self.answer[i][b]]) - s
+            if s > 0 and union > 0:
+                by_exercise[e] = s / union
+            shared_all += s
+        union_all = self.grand_totals[a] + self.grand_totals[b] - shared_all
+        return GroupPair(a, b, shared_all / union_all if union_all > 0 else 0.0, by_exercise, shared_all / SCALE)
+
+
+def _segment_sums(values: np.ndarray, start: np.ndarray) -> np.ndarray:
+    sums = np.zeros(len(values) + 1, dtype=values.dtype)
+    np.cumsum(values, out=sums[1:])
+    return sums[start[1:]] - sums[start[:-1]]
 
 
 def identical_groups(hand_ins: list[HandIn]) -> list[list[int]]:
@@ -185,83 +288,56 @@ def identical_groups(hand_ins: list[HandIn]) -> list[list[int]]:
     return list(by_key.values())
 
 
-def candidate_pairs(reps: list[HandIn]) -> tuple[list[tuple[int, int]], dict[str, set[int]]]:
-    """(pairs of groups worth scoring, in order; exercise -> its fingerprints too common to be evidence).
+def candidate_pairs(answers: Answers) -> np.ndarray:
+    """The pairs of groups worth scoring, as keys a * groups + b (a < b), ascending.
 
-    Every fingerprint of every answer is indexed; each answer then probes the index with its PROBES
-    rarest fingerprints that someone else shares (and that are not too common): of the partners that
-    half those probes reach (MIN_HITS at least), the PARTNERS reached most are candidates. A copy
-    shares the rarest of what it copied, so it is found; one statement that many write (`torch.sin(x)`)
-    reaches many partners, each with its few fingerprints, and proposes none of them alone; and an
-    answer proposes a bounded number of partners, so the pairs grow with the class, not its square.
-    Equal answers (one object, `handins.read_all`) probe once for all the groups that gave them."""
-    index: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
-    givers: dict[str, dict[int, tuple[frozenset[int], list[int]]]] = defaultdict(dict)  # e -> id -> (answer, groups)
-    for g, r in enumerate(reps):
-        for e, fps in r.exercises.items():
-            postings = index[e]
-            for fp in fps:
-                postings[fp].append(g)
-            givers[e].setdefault(id(fps), (fps, []))[1].append(g)
-    cap = max(MIN_COMMON_CAP, int(4 * math.sqrt(len(reps))))
-    common = {e: {fp for fp, members in postings.items() if len(members) > cap} for e, postings in index.items()}
-    found: set[tuple[int, int]] = set()
-    for e, answers in givers.items():
-        postings = index[e]
-        for fps, gs in answers.values():
-            shared = [(n, fp) for fp in fps if 1 < (n := len(postings[fp])) <= cap]
-            probes = heapq.nsmallest(PROBES, shared)
-            need = max(MIN_HITS, len(probes) // 2)
-            hits = Counter(itertools.chain.from_iterable(postings[fp] for _, fp in probes))
-            ranked = hits.most_common(PARTNERS + 1)  # with g popped, most_common(PARTNERS) would be these less g
-            for g in gs:
-                partners = [(h, n) for h, n in ranked if h != g][:PARTNERS]
-                found.update((min(g, h), max(g, h)) for h, n in partners if n >= need)
-    return sorted(found), common
-
-
-class Scorer:
-    """Scores of group pairs: per exercise, the weighted Jaccard of the two answers' fingerprints. The
-    same answer in both (one object) shares all its weight; the shared weight of two common parts is
-    computed once per distinct pair of them."""
-
-    def __init__(self, reps: list[HandIn], totals: list[dict[str, float]], weights: dict[str, dict[int, float]],
-                 common: dict[str, set[int]]):
-        self.weights = weights
-        interned: dict[tuple[str, frozenset], int] = {}
-        self.parts: list[dict[str, tuple[frozenset, int, frozenset, float]]] = []  # e -> (answer, common, rare, total)
-        for r, total in zip(reps, totals):
-            split = {}
-            for e, fps in r.exercises.items():
-                usual = fps & common.get(e, frozenset())
-                split[e] = (fps, interned.setdefault((e, usual), len(interned)), fps - usual, total[e])
-            self.parts.append(split)
-        self.common_parts = {i: usual for (_, usual), i in interned.items()}
-        self.common_shared: dict[tuple[int, int], float] = {}  # (index, index) of two common parts
-        self.grand_totals = [sum(t.values()) for t in totals]
-
-    def score(self, a: int, b: int) -> GroupPair:
-        by_exercise: dict[str, float] = {}
-        shared_all = 0.0
-        parts_b = self.parts[b]
-        for e, (answer, ia, rare_a, total_a) in self.parts[a].items():
-            other = parts_b.get(e)
-            if other is None:
+    Each exercise's fingerprints are indexed (which groups answer with each); each distinct answer then
+    probes the index with its PROBES rarest fingerprints that someone else shares (and that are not in
+    more than max(MIN_COMMON_CAP, 4 sqrt(groups)) groups: too common to point at anyone): of the partners
+    that half those probes reach (MIN_HITS at least), the PARTNERS reached most (ties: the one reached
+    first) are candidates. A copy shares the rarest of what it copied, so it is found; one statement
+    that many write (`torch.sin(x)`) reaches many partners, each with its few fingerprints, and proposes
+    none of them alone; and an answer proposes a bounded number of partners, so the pairs grow with the
+    class, not its square. Equal answers probe once for all the groups that gave them."""
+    groups = answers.groups
+    cap = max(MIN_COMMON_CAP, int(4 * math.sqrt(groups)))
+    found = array("q")
+    for i in range(len(answers.exercises)):
+        answer, start, ids = answers.answer[i], answers.start[i], answers.ids[i]
+        givers = np.flatnonzero(answer >= 0)
+        if not len(givers):
+            continue
+        given = answer[givers]
+        # the index: each fingerprint's groups, ascending (from every group's answer, in group order)
+        lengths = start[given + 1] - start[given]
+        ends = np.cumsum(lengths)
+        at = np.arange(int(ends[-1]), dtype=np.int64) + np.repeat(start[given] - (ends - lengths), lengths)
+        occurrences = ids[at]
+        order = np.argsort(occurrences, kind="stable")
+        postings = np.repeat(givers, lengths)[order]
+        del at, order
+        bounds = np.zeros(len(answers.fps[i]) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(occurrences, minlength=len(answers.fps[i])), out=bounds[1:])
+        del occurrences
+        df = np.diff(bounds)
+        members: dict[int, list[int]] = defaultdict(list)  # answer -> its groups, in order of first giver
+        for g, k in zip(givers.tolist(), given.tolist()):
+            members[k].append(g)
+        for k, gs in members.items():
+            own = ids[start[k]:start[k + 1]]
+            n = df[own]
+            usable = (n > 1) & (n <= cap)
+            if not usable.any():
                 continue
-            answer_b, ib, rare_b, total_b = other
-            if answer is answer_b:
-                shared = total_a
-            else:
-                key = (ia, ib) if ia <= ib else (ib, ia)
-                shared = self.common_shared.get(key)
-                w = self.weights[e]
-                if shared is None:
-                    shared = self.common_shared[key] = sum(map(w.__getitem__, self.common_parts[ia] & self.common_parts[ib]))
-                if rare_a and rare_b:
-                    shared += sum(map(w.__getitem__, rare_a & rare_b))
-            union = total_a + total_b - shared
-            if shared > 0 and union > 0:
-                by_exercise[e] = shared / union
-            shared_all += shared
-        union_all = self.grand_totals[a] + self.grand_totals[b] - shared_all
-        return GroupPair(a, b, shared_all / union_all if union_all > 0 else 0.0, by_exercise, shared_all)
+            probes = own[usable][np.argsort(n[usable], kind="stable")[:PROBES]]  # (df, fingerprint) ascending
+            need = max(MIN_HITS, len(probes) // 2)
+            reached = np.concatenate([postings[bounds[p]:bounds[p + 1]] for p in probes.tolist()])
+            partners, first, hits = np.unique(reached, return_index=True, return_counts=True)
+            best = np.lexsort((first, -hits))[:PARTNERS + 1]  # most hits first; ties: the one reached first
+            ranked = list(zip(partners[best].tolist(), hits[best].tolist()))
+            for g in gs:
+                for h, hit in [(h, hit) for h, hit in ranked if h != g][:PARTNERS]:
+                    if hit >= need:
+                        found.append(min(g, h) * groups + max(g, h))
+        del postings, bounds, df
+    return np.unique(np.frombuffer(found, dtype=np.int64)) if found else np.zeros(0, dtype=np.int64)
