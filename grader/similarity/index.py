@@ -42,13 +42,22 @@ MIN_HITS = 2  # probes of one answer that must reach a partner for the pair to b
 SCALE = 2 ** 30  # fixed point of the summed weights: a weight (at most log(1 + N)) to about 1e-9
 
 
-@dataclass
 class GroupPair:
-    a: int  # group indexes, a <= b (a == b: two members of one group)
-    b: int
-    overall: float
-    by_exercise: dict[str, float]
-    shared: float  # the shared weight over all exercises
+    """Two groups' evidence: a <= b, group indexes (a == b: two members of one group); the overall score;
+    the shared weight over all exercises; each exercise's score, one array over the review's exercises
+    (NaN: no score), made a dict (`by_exercise`) only when asked: the tens of thousands a review keeps
+    hold no dict and no float object each."""
+    __slots__ = ("a", "b", "overall", "shared", "scores", "exercises")
+
+    def __init__(self, a: int, b: int, overall: float, scores: array, shared: float, exercises: tuple[str, ...]):
+        self.a, self.b, self.overall, self.shared, self.scores, self.exercises = a, b, overall, shared, scores, exercises
+
+    @property
+    def by_exercise(self) -> dict[str, float]:
+        return {e: s for e, s in zip(self.exercises, self.scores) if s == s}
+
+    def __repr__(self) -> str:
+        return f"GroupPair({self.a}, {self.b}, {self.overall}, {self.by_exercise}, {self.shared})"
 
 
 @dataclass
@@ -97,9 +106,10 @@ def review(hand_ins: list[HandIn], exercises: list[str]) -> Review:
     answers = Answers(hand_ins, groups, exercises)
     kept = Kept(exercises, len(groups))
     for g in range(len(groups)):
-        if len(groups[g]) > 1 and hand_ins[groups[g][0]].exercises:
-            kept.add(GroupPair(g, g, 1.0, {e: 1.0 for e in hand_ins[groups[g][0]].exercises},
-                               answers.grand_totals[g] / SCALE))
+        given = hand_ins[groups[g][0]].exercises
+        if len(groups[g]) > 1 and given:
+            scores = array("d", [1.0 if e in given else math.nan for e in answers.exercises])
+            kept.add(GroupPair(g, g, 1.0, scores, answers.grand_totals[g] / SCALE, answers.exercises))
     for gp in answers.scores(candidate_pairs(answers)):
         kept.add(gp)
     weights = {e: (answers.fps[i], answers.weights[i]) for i, e in enumerate(exercises)}
@@ -126,7 +136,9 @@ class Kept:
         _push(self.overall, (gp.overall, gp.shared, self.count, gp), KEEP_OVERALL)
         if gp.overall >= CLUSTER_SCORE:
             _join(self.links[None], gp.a, gp.b)
-        for e, score in gp.by_exercise.items():
+        for e, score in zip(gp.exercises, gp.scores):
+            if score != score:  # NaN: no score
+                continue
             heap = self.by_exercise[e]
             if score > 0 and (len(heap) < KEEP_PER_EXERCISE or score >= heap[0][0]):  # else _push would not
                 _push(heap, (score, gp.overall, self.count, gp), KEEP_PER_EXERCISE)
@@ -181,7 +193,8 @@ class Answers:
     group g gave (-1: none). `totals[i][k]`: answer k's whole weight; `grand_totals[g]`: a group's."""
 
     def __init__(self, hand_ins: list[HandIn], groups: list[list[int]], exercises: list[str]):
-        self.exercises, self.groups = exercises, len(groups)
+        self.exercises, self.groups = tuple(exercises), len(groups)
+        self.none = array("d", [math.nan] * len(exercises))  # a pair's scores before any
         self.fps, self.weights, self.fixed, self.ids, self.start, self.answer, self.totals = [], [], [], [], [], [], []
         grand = np.zeros(len(groups), dtype=np.int64)
         group_of = np.empty(len(hand_ins), dtype=np.int64)
@@ -261,18 +274,19 @@ class Answers:
                 yield self._pair(a, b, shared[row].tolist(), both[row].tolist(), totals_a)
 
     def _pair(self, a: int, b: int, shared: list[int], both: list[bool], totals_a: list[int]) -> GroupPair:
-        by_exercise: dict[str, float] = {}
+        scores = self.none[:]
         shared_all = 0
-        for i, e in enumerate(self.exercises):
+        for i in range(len(self.exercises)):
             if not both[i]:
                 continue
             s = shared[i]
             union = totals_a[i] + int(self.totals[i][self.answer[i][b]]) - s
             if s > 0 and union > 0:
-                by_exercise[e] = s / union
+                scores[i] = s / union
             shared_all += s
         union_all = self.grand_totals[a] + self.grand_totals[b] - shared_all
-        return GroupPair(a, b, shared_all / union_all if union_all > 0 else 0.0, by_exercise, shared_all / SCALE)
+        return GroupPair(a, b, shared_all / union_all if union_all > 0 else 0.0, scores, shared_all / SCALE,
+                         self.exercises)
 
 
 def _segment_sums(values: np.ndarray, start: np.ndarray) -> np.ndarray:
