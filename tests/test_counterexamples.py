@@ -323,3 +323,91 @@ def test_a_search_that_hangs_costs_nothing_more_than_the_failed_test(tmp_path):
     assert searched_s - plain_s < COURSE.counterexamples.seconds + 5
     ce = exercise_entry(searched, "hvp").get("counterexample")
     assert ce is None or not ce["got"].startswith("raised"), ce
+
+
+# -- the workers a search ends: killed at once, reaped when the submission's code is closed ---------------
+
+class _Ending:
+    """A worker handle that records what is done to it (`StudentCode.end_workers`, `close`)."""
+
+    def __init__(self, log: list, name: str, printed: str, peak: float):
+        self.log, self.name, self.peak = log, name, peak
+        self.conn = type("Conn", (), {"fileno": lambda self: -1, "close": lambda self: None})()
+        self.output = type("Out", (), {"text": lambda self: printed})()
+
+    def kill(self) -> None:
+        self.log.append(("kill", self.name))
+
+    def close(self, grace: float = 0.0) -> None:
+        self.log.append(("close", self.name))
+
+    def peak_memory_mb(self):
+        return self.peak
+
+    def end_status(self, timeout: float = 1.0) -> str:
+        return "signal 9"
+
+    def tree_memory_kb(self, precise: bool = False):
+        return None
+
+
+def _student_with(mode: str):
+    from grader.host.student_code import StudentCode
+    from grader.protocol.limits import Limits, SandboxPlan
+
+    launcher = type("L", (), {"plan": SandboxPlan(mode=mode), "spawn": None, "close": lambda self: None})()
+    student = StudentCode({"grad.py": b""}, launcher, {"hvp": "grad"}, Limits())
+    student._confirm_replies = lambda slot, seconds=1.0: None  # no socket: no ping before a worker ends
+    return student
+
+
+@pytest.mark.parametrize("mode", ["root-namespaces", "user-namespaces", "process"])
+def test_ended_workers_are_killed_at_once_and_reaped_by_close(mode):
+    """Namespace sandboxes: `end_workers` kills the worker and waits for nothing (a search starts its fresh
+    worker meanwhile); `close` reaps every one, so the score file still comes after each is gone, with the
+    grading worker's output and every worker's peak memory, and a search worker's output dropped. The
+    process sandbox (workers share the user id and the file system) reaps each before the next starts."""
+    log: list = []
+    student = _student_with(mode)
+    student.workers["all"] = _Ending(log, "grading", "graded calls\n", 30.0)
+    student.end_workers()
+    student.workers["all"] = _Ending(log, "search", "search calls\n", 50.0)
+    student.end_workers(keep_output=False)
+    if mode == "process":
+        assert log == [("close", "grading"), ("close", "search")]
+    else:
+        assert log == [("kill", "grading"), ("kill", "search")] and student.peak_memory_mb is None
+    student.close()
+    assert [e for e in log if e[0] == "close"] == [("close", "grading"), ("close", "search")]
+    assert student.captured_output() == "--- all modules ---\ngraded calls\n" and student.peak_memory_mb == 50.0
+    assert student.workers == {} and student.ending == []
+
+
+PRINTS_AND_FAILS = '''
+import torch
+
+
+def hvp(f, x, v):
+    print("hvp called")
+    return v * 0
+'''
+
+
+def test_a_search_keeps_the_graded_output_and_peak_memory(tmp_path):
+    """Graded with and without the search: the same output (what the grading's calls printed, none of the
+    search's) and a peak memory in both; the search found its counterexample."""
+    from grader.host.runner import Engine, Options
+
+    source = (SOLUTIONS / "grad.py").read_text() + "\n" + PRINTS_AND_FAILS
+    folder = make_submission(tmp_path / "prints", {"grad.py": source})
+    engine = Engine(Options(seed=0, exercises={"hvp"}))
+    try:
+        engine.plugin.counterexamples_on = False
+        plain = engine.grade(folder)
+        engine.plugin.counterexamples_on = True
+        searched = engine.grade(folder)
+    finally:
+        engine.close()
+    assert "counterexample" in exercise_entry(searched, "hvp") and "counterexample" not in exercise_entry(plain, "hvp")
+    assert plain["output"].count("hvp called") > 0 and searched["output"] == plain["output"]
+    assert searched["sandbox"]["peak_memory_mb"] and plain["sandbox"]["peak_memory_mb"]

@@ -252,7 +252,7 @@ def _guarded(student: StudentCode, seconds: float) -> tuple:
 
 
 def _restore(student: StudentCode, saved: tuple) -> None:
-    student.end_workers()  # the search's workers end too: what they printed is no part of the grading's output
+    student.end_workers(keep_output=False)  # the search's workers end too: what they printed is no part of the grading's output
     searched = student.budget.student_time
     student.budget, tampered, fates, printed = saved
     # Grading is over, so no score changes; the next exercise's search gets only what is left of the

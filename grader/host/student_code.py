@@ -24,7 +24,7 @@ from grader.host.channel import (  # noqa: F401  (framing: importable from here 
 )
 from grader.host.pipeline import Described, Entry, Pipeline, PlannedCall, packed
 from grader.protocol import wire
-from grader.protocol.limits import Limits
+from grader.protocol.limits import NAMESPACE_MODES, Limits
 from grader.protocol.messages import CallRequest, ImportRequest, LoadRequest, Op, Outcome, Request, TamperKind
 
 if TYPE_CHECKING:
@@ -183,6 +183,8 @@ class StudentCode:
         # request id -> (exercise, module) its reply was charged to: a second frame with that id is a forgery's
         # trace (`SecondReply`), found while reading the next reply or by the ping before a worker ends
         self.answered: dict[int, tuple[str | None, str]] = {}
+        # workers killed and not reaped yet (`end_workers`): slot, handle, memory watch, whether its output counts
+        self.ending: list[tuple[str, WorkerHandle, MemoryWatch | None, bool]] = []
 
     # -- the test being run: its exercise ------------------------------------------------
     @contextmanager
@@ -565,32 +567,59 @@ class StudentCode:
         self._discard_worker(module)
         return WorkerFault(f"the worker sent a malformed reply ({why}) / 工作进程发回了格式错误的回复（{why}）")
 
-    def _discard_worker(self, module: str, grace: float = 0.0) -> None:
+    def _discard_worker(self, module: str, grace: float = 0.0, wait: bool = True, keep_output: bool = True) -> None:
+        """End the module's worker. `wait` false: it is killed now and reaped by `close` (its peak memory and,
+        with `keep_output`, what it printed are counted then), so that nothing waits here for its end."""
         slot = self._slot(module)
         worker = self.workers.pop(slot, None)
         watch = self.watches.pop(slot, None)
         self.imported -= {m for m in self.imported if self._slot(m) == slot}
         if self.pipeline is not None:
             self.pipeline.stop()  # what was sent to it is lost; from now on every request is made on the spot
-        if worker is not None:
-            worker.close(grace)
-            # from wait4, now that the worker has ended; and what the watch saw of its processes together
-            for peak in (worker.peak_memory_mb(), watch.peak_mb if watch is not None else None):
-                if peak is not None:
-                    self.peak_memory_mb = max(self.peak_memory_mb or 0.0, peak)
-            text = worker.output.text()
-            if text:
-                label = "all modules" if slot == "all" else f"{slot}.py"
-                self.output.append(f"--- {label} ---\n{text}" + ("" if text.endswith("\n") else "\n"))
+        if worker is None:
+            return
+        kill = getattr(worker, "kill", None)
+        if not wait and grace == 0.0 and kill is not None and self.workers_apart():
+            kill()
+            self.ending.append((slot, worker, watch, keep_output))
+            return
+        self._reaped(slot, worker, watch, keep_output, grace)
 
-    def end_workers(self) -> None:
+    def _reaped(self, slot: str, worker: WorkerHandle, watch: MemoryWatch | None, keep_output: bool,
+                grace: float = 0.0) -> None:
+        worker.close(grace)
+        # from wait4, now that the worker has ended; and what the watch saw of its processes together
+        for peak in (worker.peak_memory_mb(), watch.peak_mb if watch is not None else None):
+            if peak is not None:
+                self.peak_memory_mb = max(self.peak_memory_mb or 0.0, peak)
+        text = worker.output.text()
+        if text and keep_output:
+            label = "all modules" if slot == "all" else f"{slot}.py"
+            self.output.append(f"--- {label} ---\n{text}" + ("" if text.endswith("\n") else "\n"))
+
+    def workers_apart(self) -> bool:
+        """Two of this submission's workers alive at once share nothing: each has its PID, mount (its own
+        /tmp), network and IPC namespaces (the namespace sandboxes). In the process sandbox they would share
+        the grader's user id and file system, so a worker that saw hidden inputs is gone before the next starts."""
+        return self.launcher.plan.mode in NAMESPACE_MODES
+
+    def end_workers(self, keep_output: bool = True) -> None:
         """End every worker now: the next call starts a fresh one, which holds nothing of the calls before
-        (a counterexample search runs where no hidden test's inputs ever were)."""
+        (a counterexample search runs where no hidden test's inputs ever were). Each is killed at once and
+        reaped by `close`, its clean-up overlapping what comes next (where `workers_apart`; else it is reaped
+        here); without `keep_output` what it printed is dropped (a search's workers: no part of the grading's
+        output). Before it ends, a ping reads every frame it sent (`_confirm_replies`)."""
         for slot in list(self.workers):
             self._confirm_replies(slot)
-            self._discard_worker(next((m for m in self.modules.values() if self._slot(m) == slot), slot))
+            self._discard_worker(next((m for m in self.modules.values() if self._slot(m) == slot), slot),
+                                 wait=False, keep_output=keep_output)
 
     def close(self) -> None:
+        """End the workers and reap every one ended before: when this returns, each is gone, with whatever it
+        started (the score file is written after), and its peak memory and output are counted."""
+        ending, self.ending = self.ending, []
+        for entry in ending:  # killed earlier: in the order they ended, so their output keeps its order
+            self._reaped(*entry)
         for slot in list(self.workers):
             self._confirm_replies(slot)
         if self.pipeline is not None and self.pipeline.in_flight():

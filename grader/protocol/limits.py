@@ -32,6 +32,9 @@ class Limits:
     worker_per_module: bool = False
 
 
+NAMESPACE_MODES = ("root-namespaces", "user-namespaces")  # a worker in namespaces of its own: PID, mount, network, IPC
+
+
 @dataclass
 class SandboxPlan:
     """How workers are isolated on this machine; decided once by the zygote."""
