@@ -411,3 +411,77 @@ def test_a_search_keeps_the_graded_output_and_peak_memory(tmp_path):
     assert "counterexample" in exercise_entry(searched, "hvp") and "counterexample" not in exercise_entry(plain, "hvp")
     assert plain["output"].count("hvp called") > 0 and searched["output"] == plain["output"]
     assert searched["sandbox"]["peak_memory_mb"] and plain["sandbox"]["peak_memory_mb"]
+
+
+# -- the search's worker started ahead -------------------------------------------------------------------
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return "State:\tZ" not in f.read()
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def plain_engine():
+    from grader.host.runner import Engine, Options
+
+    engine = Engine(Options(seed=0, exercises={"hvp"}))
+    yield engine
+    engine.close()
+
+
+def test_a_spare_worker_is_the_next_start_and_an_untaken_one_ends_with_close(plain_engine, tmp_path):
+    """`spare_ahead` starts a worker that gets nothing until the next start takes it (the search's, after
+    `end_workers`); in the process sandbox there is none; one no start took is ended by `close`."""
+    from grader.host.student_code import Fn, StudentCode
+
+    files = {"grad.py": (SOLUTIONS / "grad.py").read_bytes()}
+    x, v = torch.tensor([1.0, 2.0]), torch.tensor([1.0, 0.0])
+    student = StudentCode(files, plain_engine.launcher, {"hvp": "grad"}, plain_engine.options.limits)
+    apart = student.workers_apart()
+    try:
+        student.call("hvp", Fn("sum_cubes"), x, v)
+        grading = student.workers["all"]
+        student.spare_ahead()
+        if not apart:
+            assert student.spare is None
+            return
+        thread, started = student.spare
+        thread.join(30)
+        spare = started["worker"]
+        assert spare.pid != grading.pid and _alive(spare.pid) and student.spares_taken == 0
+        student.end_workers()
+        assert student.call("hvp", Fn("sum_cubes"), x, v).value is not None
+        assert student.workers["all"] is spare and student.spares_taken == 1 and student.workers_started == 2
+        student.spare_ahead()  # once a submission: nothing more
+        assert student.spare == (thread, started)
+    finally:
+        student.close()
+    assert not _alive(grading.pid) and not _alive(spare.pid) and student.ending == []
+
+    untaken = StudentCode(files, plain_engine.launcher, {"hvp": "grad"}, plain_engine.options.limits)
+    untaken.spare_ahead()
+    untaken.close()
+    worker = untaken.spare[1]["worker"]
+    assert not _alive(worker.pid) and untaken.spares_taken == 0 and untaken.workers_started == 0
+
+
+def test_a_spare_is_started_only_where_a_search_will_run(plain_engine, tmp_path, monkeypatch):
+    """Grading starts the spare at a failed hidden test that the search will take (random inputs, not a
+    stub's "not written", not judged by a probe): none for the reference, a stub, or with the search off."""
+    from grader.host import student_code
+
+    asked: list = []
+    monkeypatch.setattr(student_code.StudentCode, "spare_ahead", lambda self: asked.append(1))
+    wrong = make_submission(tmp_path / "wrong", {"grad.py": (SOLUTIONS / "grad.py").read_text() + "\n" + PRINTS_AND_FAILS})
+    stub = make_submission(tmp_path / "stub", {"grad.py": "def hvp(f, x, v):\n    raise NotImplementedError\n"})
+    for folder, search, expected in ((SOLUTIONS, True, 0), (stub, True, 0), (wrong, False, 0), (wrong, True, 1)):
+        asked.clear()
+        plain_engine.plugin.counterexamples_on = search
+        try:
+            plain_engine.grade(folder)
+        finally:
+            plain_engine.plugin.counterexamples_on = True
+        assert (len(asked) > 0) == bool(expected), (folder.name, search, asked)

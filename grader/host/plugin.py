@@ -118,6 +118,14 @@ class GradingPlugin:
             if found is not None:
                 self.counterexamples[exercise] = found
 
+    def _will_search(self, item, outcome) -> bool:
+        """A failed hidden test that `find_counterexamples` will search inputs for (as far as one test says)."""
+        if not self.counterexamples_on or outcome.spec.folder != "hidden" or outcome.status == TestStatus.PASSED:
+            return False
+        exercise = outcome.spec.exercise
+        return (not self._failed_in_a_probe(item.nodeid) and exercise not in self.student_code.tampered_exercises
+                and (outcome.mistake or {}).get("id") != f"{exercise}.not_implemented" and self._case(item) is not None)
+
     def _failed_in_a_probe(self, nodeid: str) -> bool:
         """The test's check failed after a call that ran a probe (course code working on the student's result
         within the call: a later backward, a double backward): a snippet calling the student's function shows
@@ -255,6 +263,8 @@ class GradingPlugin:
                     outcome.status, outcome.message = TestStatus.ERROR, str(exc)
             elif skipped:
                 outcome.status, outcome.message = TestStatus.ERROR, f"skipped: {excinfo.value}"
+            if call.when == "call" and self._will_search(item, outcome):
+                self.student_code.spare_ahead()  # the search's fresh worker starts while grading goes on
         if failed:
             report.longrepr = f"{excinfo.typename}: {excinfo.value}"[:MAX_MESSAGE]
 

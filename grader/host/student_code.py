@@ -11,6 +11,7 @@ kills or hangs the worker is never imported again for this submission.
 
 from __future__ import annotations
 
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -185,6 +186,9 @@ class StudentCode:
         self.answered: dict[int, tuple[str | None, str]] = {}
         # workers killed and not reaped yet (`end_workers`): slot, handle, memory watch, whether its output counts
         self.ending: list[tuple[str, WorkerHandle, MemoryWatch | None, bool]] = []
+        # a worker started ahead (`spare_ahead`): its thread and what it started; taken by the next start
+        self.spare: tuple[threading.Thread, dict] | None = None
+        self.spares_taken = 0
 
     # -- the test being run: its exercise ------------------------------------------------
     @contextmanager
@@ -317,13 +321,18 @@ class StudentCode:
         if slot not in self.workers:
             if self._time_left(setup=True) <= 0:
                 raise CallTimeout("no time left in this submission's time budget / 本次提交的时间预算已用完")
-            try:
-                worker = self.workers[slot] = self.launcher.spawn()
-            except (OSError, RuntimeError) as exc:
-                raise WorkerFault(f"could not start a worker: {exc} / 无法启动工作进程：{exc}") from None
+            ready = self._take_spare() if slot == "all" else None
+            if ready is not None:
+                worker = self.workers[slot] = ready[0]
+                self.watches[slot] = ready[1]  # its baseline read when it started, before any request
+            else:
+                try:
+                    worker = self.workers[slot] = self.launcher.spawn()
+                except (OSError, RuntimeError) as exc:
+                    raise WorkerFault(f"could not start a worker: {exc} / 无法启动工作进程：{exc}") from None
+                if self.device == "cpu":
+                    self.watches[slot] = MemoryWatch(worker, self.limits.memory_mb)
             self.workers_started += 1
-            if self.device == "cpu":
-                self.watches[slot] = MemoryWatch(worker, self.limits.memory_mb)
             self.imported -= {m for m in self.imported if self._slot(m) == slot}
             blobs = list(self.files.values())
             load: LoadRequest = {"op": Op.LOAD, "modules": list(dict.fromkeys(self.modules.values())),
@@ -597,6 +606,43 @@ class StudentCode:
             label = "all modules" if slot == "all" else f"{slot}.py"
             self.output.append(f"--- {label} ---\n{text}" + ("" if text.endswith("\n") else "\n"))
 
+    def spare_ahead(self) -> None:
+        """Start, in a thread of its own, the worker that this submission's next worker start takes (the
+        counterexample search's, once grading has found an input to search for): forked, sandboxed and
+        sealed by the zygote, and its memory watch's baseline read, while grading goes on. It gets no request
+        before it is taken, so it never held a hidden input; it is this submission's only (`close` ends it if
+        untaken); its limits are every worker's. Only where `workers_apart` and on the CPU (one worker for
+        all modules): a GPU worker holds a CUDA context and a share of the device's memory."""
+        if (self.spare is not None or self.device != "cpu" or self.limits.worker_per_module
+                or not self.workers_apart()):
+            return
+        started: dict = {}
+
+        def start(launcher=self.launcher, limit_mb=self.limits.memory_mb):
+            try:
+                started["worker"] = launcher.spawn()
+                started["watch"] = MemoryWatch(started["worker"], limit_mb)
+            except Exception as exc:  # noqa: BLE001  (the start then happens on the spot, as without a spare)
+                started["error"] = exc
+
+        thread = threading.Thread(target=start, name="spare-worker", daemon=True)
+        self.spare = (thread, started)
+        thread.start()
+
+    def _take_spare(self) -> tuple[WorkerHandle, MemoryWatch] | None:
+        """The spare worker (waiting for its start to finish), once: None when there is none or it failed."""
+        if self.spare is None or self.spare[1].get("taken"):
+            return None
+        thread, started = self.spare
+        thread.join()
+        started["taken"] = True
+        if "error" in started:
+            if "worker" in started:
+                started["worker"].close()
+            return None
+        self.spares_taken += 1
+        return started["worker"], started["watch"]
+
     def workers_apart(self) -> bool:
         """Two of this submission's workers alive at once share nothing: each has its PID, mount (its own
         /tmp), network and IPC namespaces (the namespace sandboxes). In the process sandbox they would share
@@ -617,6 +663,10 @@ class StudentCode:
     def close(self) -> None:
         """End the workers and reap every one ended before: when this returns, each is gone, with whatever it
         started (the score file is written after), and its peak memory and output are counted."""
+        untaken = self._take_spare()  # a spare no start took: it ran nothing, so it counts for nothing
+        if untaken is not None:
+            self.spares_taken -= 1
+            untaken[0].close()
         ending, self.ending = self.ending, []
         for entry in ending:  # killed earlier: in the order they ended, so their output keeps its order
             self._reaped(*entry)
