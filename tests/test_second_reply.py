@@ -39,11 +39,19 @@ class ScriptedWorker:
         self._thread.start()
 
     def _serve(self) -> None:
-        fd = self._peer.fileno()
+        # The thread owns its end: it alone closes it (an end closed from outside frees its descriptor's number,
+        # which the next worker's socket pair may take while this thread still reads that number).
+        with self._peer:
+            try:
+                self._answer(self._peer.fileno())
+            except OSError:  # the trusted side closed its end: this worker is over
+                pass
+
+    def _answer(self, fd: int) -> None:
         while True:
             try:
                 body, _ = wire.unpack(recv_message(fd, time.monotonic() + 30, wire.MAX_MESSAGE_BYTES))
-            except Exception:
+            except (EOFError, OSError, wire.WireError):
                 return
             op, rid = body.get("op"), body.get("id")
             if op == "exit":
@@ -78,8 +86,7 @@ class ScriptedWorker:
         return None
 
     def close(self, grace: float = 0.0) -> None:
-        self.conn.close()
-        self._peer.close()
+        self.conn.close()  # the thread sees the end of its stream and closes its own end
 
 
 class ScriptedLauncher:
