@@ -630,7 +630,15 @@ class StudentCode:
         thread.start()
 
     def _take_spare(self) -> tuple[WorkerHandle, MemoryWatch] | None:
-        """The spare worker (waiting for its start to finish), once: None when there is none or it failed."""
+        """The spare worker for a start (`spares_taken` counts it): None when there is none or it failed."""
+        ready = self._join_spare()
+        if ready is not None:
+            self.spares_taken += 1
+        return ready
+
+    def _join_spare(self) -> tuple[WorkerHandle, MemoryWatch] | None:
+        """The spare worker once its start has finished, at most once: None when there is none, it was had
+        already, or its start failed (a worker it started then is closed)."""
         if self.spare is None or self.spare[1].get("taken"):
             return None
         thread, started = self.spare
@@ -640,7 +648,6 @@ class StudentCode:
             if "worker" in started:
                 started["worker"].close()
             return None
-        self.spares_taken += 1
         return started["worker"], started["watch"]
 
     def workers_apart(self) -> bool:
@@ -663,9 +670,8 @@ class StudentCode:
     def close(self) -> None:
         """End the workers and reap every one ended before: when this returns, each is gone, with whatever it
         started (the score file is written after), and its peak memory and output are counted."""
-        untaken = self._take_spare()  # a spare no start took: it ran nothing, so it counts for nothing
+        untaken = self._join_spare()  # a spare no start took: it ran nothing, so it counts for nothing
         if untaken is not None:
-            self.spares_taken -= 1
             untaken[0].close()
         ending, self.ending = self.ending, []
         for entry in ending:  # killed earlier: in the order they ended, so their output keeps its order
