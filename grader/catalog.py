@@ -170,7 +170,7 @@ class Course:
         """A folder the course file names (stubs, solutions, learner_mistakes, public, hidden), or None."""
         default = key if key in FOLDERS else None
         where = self.places.get(key, default)
-        return None if where is None else (self.root / where).resolve()
+        return None if where is None else _resolved(self.path, where)
 
     def folder(self, folder: str) -> Path:
         """The test folder of `public` or `hidden` tests."""
@@ -467,3 +467,10 @@ def tests_sha256(catalog: Catalog | None = None) -> str:
     for rel, path in sorted(course_files(catalog).items()):
         digest.update(rel.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
+
+
+@lru_cache(maxsize=256)
+def _resolved(course_file: Path, where: str) -> Path:
+    """A place the course file names, resolved once per process (asked for at every test of a
+    submission: the docstring checks' examples, the test folders)."""
+    return (course_file.resolve().parent / where).resolve()

@@ -16,6 +16,7 @@ import dataclasses
 import hashlib
 import importlib.util
 import inspect
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -69,6 +70,7 @@ class GradingPlugin:
         self.outcomes: dict[str, TestOutcome] = {}  # the submission's
         self.errors: list[str] = []
         self.folder_of = {catalog.folder(f): f for f in catalog_module.FOLDERS}  # test folder -> public/hidden
+        self.direct = False  # the submission's tests run without pytest's phases (`pytest_runtest_protocol_direct`)
 
     def begin(self, student: StudentCode) -> dict[str, TestOutcome]:
         """Grade `student` next: its outcomes, filled in as its tests run."""
@@ -178,6 +180,7 @@ class GradingPlugin:
                 continue
             if prop is not None:
                 item.stash[_PROPERTY] = True
+            item.stash[_PLAIN] = _plain(item)
             if self.only and spec.exercise not in self.only:
                 deselected.append(item)
                 continue
@@ -233,6 +236,33 @@ class GradingPlugin:
                        self.catalog)
         return True
 
+    @pytest.hookimpl(tryfirst=True, specname="pytest_runtest_protocol")
+    def pytest_runtest_protocol_direct(self, item, nextitem):
+        """A plain test runs without pytest's setup, call and teardown phases and their three reports:
+        its function gets its parameters and the plugin's fixtures (`fixture_values`), through pytest's
+        own call hook (`item.runtest`), and its outcome is recorded as the makereport hook records a
+        call's. pytest's phases cost more than most tests' bodies (their fixture definitions, a pseudo
+        fixture per parameter, a report per phase), and a plain test needs none of what they do.
+        Plain: every test of the submission takes only the plugin's fixtures and its parameters, has
+        no mark but `parametrize` and no xunit set-up (`direct` in `GradingSession`); otherwise (a
+        course with fixtures of its own) every test runs pytest's protocol. The hook wrappers
+        (`pytest_runtest_protocol` above, pytest's warnings) still wrap it."""
+        if not self.direct:
+            return None
+        item.funcargs = fixture_values(item, self, self.student_code)
+        start = time.perf_counter()
+        excinfo = None
+        try:
+            item.runtest()
+        except (KeyboardInterrupt, pytest.exit.Exception):
+            raise
+        except BaseException as exc:  # noqa: BLE001  (as pytest's call phase: the test failed)
+            excinfo = pytest.ExceptionInfo.from_exception(exc)
+        finally:
+            item.funcargs = {}
+        self._record(item, "call", excinfo, time.perf_counter() - start)
+        return True
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
         """Let pytest build its report, then record the test's outcome and put our short text in
@@ -244,33 +274,40 @@ class GradingPlugin:
         if excinfo is not None and not skipped:  # a skip's report needs where it was raised
             excinfo.traceback = excinfo.traceback[:0]
         report = (yield).get_result()
-        outcome = self.outcomes.get(item.nodeid)
-        passed, failed = excinfo is None, excinfo is not None and not skipped
-        if outcome is not None:
-            if call.when == "call":
-                outcome.duration_s = round(call.duration, 4)
-                if self.student_code.capture:
-                    outcome.output = _clip_output("".join(self.student_code.printed))
-            if passed and call.when == "call":
-                outcome.status, outcome.message = TestStatus.PASSED, ""
-            elif failed and (call.when == "call"
-                                         or outcome.status in (TestStatus.PASSED, TestStatus.ERROR)):
-                try:
-                    outcome.status, outcome.message, outcome.mistake = classify(
-                        excinfo, outcome.spec.visibility == "visible", outcome.spec.exercise, self.catalog)
-                except CatalogError as exc:  # a test names a mistake the course file lacks: the cases are wrong
-                    self.errors.append(str(exc))
-                    outcome.status, outcome.message = TestStatus.ERROR, str(exc)
-            elif skipped:
-                outcome.status, outcome.message = TestStatus.ERROR, f"skipped: {excinfo.value}"
-            if call.when == "call" and self._will_search(item, outcome):
-                self.student_code.spare_ahead()  # the search's fresh worker starts while grading goes on
-        if failed:
+        self._record(item, call.when, excinfo, call.duration)
+        if excinfo is not None and not skipped:
             report.longrepr = f"{excinfo.typename}: {excinfo.value}"[:MAX_MESSAGE]
+
+    def _record(self, item, when: str, excinfo, duration: float) -> None:
+        """The test's outcome after one phase (`when`: setup, call or teardown) ended with `excinfo`
+        (None: it passed)."""
+        outcome = self.outcomes.get(item.nodeid)
+        if outcome is None:
+            return
+        skipped = excinfo is not None and excinfo.errisinstance(pytest.skip.Exception)
+        passed, failed = excinfo is None, excinfo is not None and not skipped
+        if when == "call":
+            outcome.duration_s = round(duration, 4)
+            if self.student_code.capture:
+                outcome.output = _clip_output("".join(self.student_code.printed))
+        if passed and when == "call":
+            outcome.status, outcome.message = TestStatus.PASSED, ""
+        elif failed and (when == "call" or outcome.status in (TestStatus.PASSED, TestStatus.ERROR)):
+            try:
+                outcome.status, outcome.message, outcome.mistake = classify(
+                    excinfo, outcome.spec.visibility == "visible", outcome.spec.exercise, self.catalog)
+            except CatalogError as exc:  # a test names a mistake the course file lacks: the cases are wrong
+                self.errors.append(str(exc))
+                outcome.status, outcome.message = TestStatus.ERROR, str(exc)
+        elif skipped:
+            outcome.status, outcome.message = TestStatus.ERROR, f"skipped: {excinfo.value}"
+        if when == "call" and self._will_search(item, outcome):
+            self.student_code.spare_ahead()  # the search's fresh worker starts while grading goes on
 
 
 _SPEC = pytest.StashKey[TestSpec]()
 _PROPERTY = pytest.StashKey[bool]()
+_PLAIN = pytest.StashKey[bool]()
 
 
 def is_property(item) -> bool:
@@ -281,6 +318,44 @@ def is_property(item) -> bool:
 def spec_of(item) -> TestSpec:
     """The course's entry for a collected test."""
     return item.stash[_SPEC]
+
+
+PLUGIN_FIXTURES = frozenset({"student", "rng", "device"})
+_XUNIT = ("setup_module", "setUpModule", "teardown_module", "tearDownModule", "setup_function", "teardown_function")
+
+
+def plain(item) -> bool:
+    """Whether a collected test is plain (`_plain`, decided when it was collected)."""
+    return item.stash.get(_PLAIN, False)
+
+
+def _plain(item) -> bool:
+    """A test that takes only the plugin's fixtures and its parameters, with no mark but `parametrize`,
+    a function of a module without xunit set-up: `fixture_values` gives it everything it needs."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return (isinstance(item, pytest.Function) and getattr(item, "cls", None) is None
+            and set(item.fixturenames) <= PLUGIN_FIXTURES | set(params)
+            and all(m.name == "parametrize" for m in item.iter_markers())
+            and not any(hasattr(item.module, name) for name in _XUNIT))
+
+
+def fixture_values(item, plugin: GradingPlugin, student: StudentCode) -> dict | None:
+    """The arguments a test function gets from the plugin's fixtures and its parameters, or None
+    when it asks for anything else."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    values = {}
+    for name in item.fixturenames:
+        if name in params:
+            values[name] = params[name]
+        elif name == "student":
+            values[name] = student
+        elif name == "rng":
+            values[name] = seeded_generator(plugin.seed, item.nodeid)
+        elif name == "device":
+            values[name] = plugin.device_name
+        else:
+            return None
+    return values
 
 
 def seeded_generator(seed: int, nodeid: str) -> torch.Generator:

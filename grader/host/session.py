@@ -30,7 +30,7 @@ import pytest
 
 from grader import catalog as catalog_module
 from grader.host.pipeline import PlannedCall
-from grader.host.plugin import GradingPlugin, TestOutcome, is_property, seeded_generator, spec_of
+from grader.host.plugin import GradingPlugin, TestOutcome, fixture_values, is_property, plain, spec_of
 from grader.host.student_code import StudentCode
 
 PYTEST_ARGS = [
@@ -178,6 +178,7 @@ class GradingSession:
             if exercises is not None:
                 outcomes = {k: o for k, o in outcomes.items() if o.spec.exercise in exercises}
             items = [i for i in session.items if i.nodeid in outcomes]
+            self.plugin.direct = all(map(plain, items))
             try:
                 self._send_ahead(student, items)
                 for i, item in enumerate(items):
@@ -214,7 +215,7 @@ def describe_calls(items: list, plugin: GradingPlugin, student: StudentCode) -> 
     student.describing = calls
     try:
         for item in items:
-            arguments = None if is_property(item) else _fixture_values(item, plugin, student)
+            arguments = None if is_property(item) else fixture_values(item, plugin, student)
             if arguments is None:
                 continue
             spec = spec_of(item)
@@ -230,22 +231,3 @@ def describe_calls(items: list, plugin: GradingPlugin, student: StudentCode) -> 
     finally:
         student.describing = None
     return calls
-
-
-def _fixture_values(item, plugin: GradingPlugin, student: StudentCode) -> dict | None:
-    """The arguments a test function gets from the plugin's fixtures and its parameters, or None
-    when it asks for anything else."""
-    params = getattr(getattr(item, "callspec", None), "params", {})
-    values = {}
-    for name in item.fixturenames:
-        if name in params:
-            values[name] = params[name]
-        elif name == "student":
-            values[name] = student
-        elif name == "rng":
-            values[name] = seeded_generator(plugin.seed, item.nodeid)
-        elif name == "device":
-            values[name] = plugin.device_name
-        else:
-            return None
-    return values
