@@ -144,3 +144,29 @@ def test_window_and_stop():
     pipeline.stop()
     assert pipeline.sendable() is None
     assert Counter(e.state for e in pipeline.entries) == Counter({"read": 1, "dropped": 19})
+
+
+def test_first_calls_are_described_once_per_session_and_still_sent_ahead(tmp_path, pipelines, monkeypatch):
+    """The tests' first calls depend on the seed and the test only: the session describes each test once
+    (its second submission), and every later submission's worker gets the same requests ahead."""
+    from grader.host import session as session_module
+
+    described: list[int] = []
+    describe = session_module.describe_calls
+
+    def counting(items, plugin, student):
+        described.append(len(items))
+        return describe(items, plugin, student)
+
+    monkeypatch.setattr(session_module, "describe_calls", counting)
+    engine = Engine(Options())
+    try:
+        reports = [engine.grade(path) for path in (ROOT / "solutions", ROOT / "solutions",
+                                                   wrong_submission(tmp_path, "hvp_sum_instead_of_v"),
+                                                   ROOT / "solutions")]
+    finally:
+        engine.close()
+    assert len(described) == 1 and described[0] > 100, described  # the second submission's, every test
+    assert pipelines[0] is None and all(states is not None for states in pipelines[1:])
+    assert pipelines[3]["used"] == pipelines[1]["used"] > 150, pipelines
+    assert reports[3]["score"] == reports[0]["score"] == reports[0]["max_score"] > reports[2]["score"]

@@ -1,9 +1,10 @@
 """Requests sent ahead: a submission's calls go to its worker before the tests ask for their results.
 
 Every test's first call into the student's code depends on nothing the student's code returned:
-its arguments come from the test's own `rng` and the course's data. So before a submission's tests
-run, the session describes them (`grader.host.session.describe_calls`): each test is run up to its
-first `student.call`, which is recorded instead of sent (`Described`). The calls, with the import
+its arguments come from the test's own `rng` and the course's data. So the session describes them
+(`grader.host.session.describe_calls`), once per session since they are the same for every
+submission: each test is run up to its first `student.call`, which is recorded instead of sent
+(`Described`). The calls, with the import
 each module needs before its first call, become a `Pipeline`: the requests go to the worker a few
 at a time, in the order the tests will make them, and the worker answers each one in turn while the
 trusted side runs the tests. A test's `student.call` then finds its reply already read (or reads it

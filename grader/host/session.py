@@ -120,6 +120,7 @@ class GradingSession:
         self.ready = threading.Event()
         self.ended: str | None = None  # why the session is over
         self.most_calls: dict[str, int] = {}  # test -> the most calls it made in a submission graded here
+        self.first_calls: dict[str, PlannedCall | None] = {}  # test -> its first call, described once (None: none)
         self.thread = threading.Thread(target=self._main, name="autograd-lab-pytest", daemon=True)
         saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
         os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # read while pytest starts, before collection
@@ -200,10 +201,16 @@ class GradingSession:
     def _send_ahead(self, student: StudentCode, items: list) -> None:
         """Describe the tests' first calls and let the submission's worker start on them
         (`grader.host.pipeline`). Only once this engine has seen the tests: a test it has not seen
-        make exactly one call is a barrier, and with no such test there is nothing to send ahead."""
+        make exactly one call is a barrier, and with no such test there is nothing to send ahead.
+        A test's first call is described once per session: its arguments come from its own `rng`
+        (the run's seed and its node id) and the course's data, never from a submission."""
         if not any(n == 1 for n in self.most_calls.values()):
             return
-        calls = describe_calls(items, self.plugin, student)
+        new = [item for item in items if item.nodeid not in self.first_calls]
+        if new:
+            described = {call.test: call for call in describe_calls(new, self.plugin, student)}
+            self.first_calls.update({item.nodeid: described.get(item.nodeid) for item in new})
+        calls = [call for call in (self.first_calls[item.nodeid] for item in items) if call is not None]
         student.plan_ahead(calls, {c.test for c in calls if self.most_calls.get(c.test) != 1})
 
 
