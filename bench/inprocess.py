@@ -64,6 +64,9 @@ class _InProcessWorker:
     def peak_memory_mb(self) -> float | None:
         return None
 
+    def kill(self) -> None:
+        self.conn.close()  # the serving thread sees the end of its stream
+
     def close(self, grace: float = 0.0) -> None:
         self.conn.close()
         self.thread.join(timeout=5)

@@ -85,8 +85,11 @@ class ScriptedWorker:
     def peak_memory_mb(self):
         return None
 
-    def close(self, grace: float = 0.0) -> None:
+    def kill(self) -> None:
         self.conn.close()  # the thread sees the end of its stream and closes its own end
+
+    def close(self, grace: float = 0.0) -> None:
+        self.kill()
 
 
 class ScriptedLauncher:

@@ -56,6 +56,9 @@ class WorkerHandle(Protocol):
     def peak_memory_mb(self) -> float | None:
         """Its peak resident memory, if known."""
 
+    def kill(self) -> None:
+        """End it now, without waiting for its clean-up (`close` waits for it afterwards)."""
+
     def close(self, grace: float = 0.0) -> None:
         """End it (after `grace` seconds for it to exit by itself) and wait for its clean-up."""
 

@@ -275,13 +275,13 @@ class StudentCode:
             self.calls_made[self.current_test] = self.calls_made.get(self.current_test, 0) + 1
             self.probed[self.current_test] = probe is not None
         self._ensure_imported(module)
-        try:
-            body, reply_blobs = self._request(module, request, blobs, what=f"{function}")
-        except SecondReply:  # an earlier request's second reply: this one is made again, on a fresh worker
+
+        def again() -> None:  # an earlier request's second reply: this one is made again, on a fresh worker
             if self.current_exercise in self.tampered_exercises:
-                raise Tampered(self.tampered_exercises[self.current_exercise]) from None
+                raise Tampered(self.tampered_exercises[self.current_exercise])
             self._ensure_imported(module)
-            body, reply_blobs = self._request(module, request, blobs, what=f"{function}")
+
+        body, reply_blobs = self._request_retrying(module, request, blobs, f"{function}", again)
         outcome = body.get("outcome")
         if outcome in (Outcome.IMPORT_ERROR, Outcome.MISSING):
             raise CodeUnavailable(_unavailable_message(module, body))
@@ -353,11 +353,8 @@ class StudentCode:
         full_timeout = self._time_left(setup=True) >= self.limits.call_timeout_s
         request: ImportRequest = {"op": Op.IMPORT, "module": module}
         try:
-            try:
-                body, _ = self._request(module, request, [], what=f"importing {module}.py", setup=True)
-            except SecondReply:  # an earlier request's second reply (`call`): imported again, on a fresh worker
-                self._ensure_worker(module)
-                body, _ = self._request(module, request, [], what=f"importing {module}.py", setup=True)
+            body, _ = self._request_retrying(module, request, [], f"importing {module}.py",
+                                             lambda: self._ensure_worker(module), setup=True)
         except CallTimeout:
             if not full_timeout:  # the submission's budget ran out, not the import's own time
                 raise
@@ -373,6 +370,16 @@ class StudentCode:
             # An import that raised is cached by the worker; it costs this module's exercises only.
             raise CodeUnavailable(self._settle(module, Fate.IMPORT_ERROR, _unavailable_message(module, body)))
         self.imported.add(module)
+
+    def _request_retrying(self, module: str, body: Request, blobs: list[bytes], what: str, again,
+                          setup: bool = False):
+        """`_request`, made once more where the reply read was an earlier request's second (`SecondReply`:
+        that worker is gone): `again()` readies the fresh worker first (its load, and a call's import)."""
+        try:
+            return self._request(module, body, blobs, what=what, setup=setup)
+        except SecondReply:
+            again()
+            return self._request(module, body, blobs, what=what, setup=setup)
 
     def _time_left(self, setup: bool = False) -> float:
         """Seconds the next request may take (`Budget.left`)."""
@@ -587,9 +594,8 @@ class StudentCode:
             self.pipeline.stop()  # what was sent to it is lost; from now on every request is made on the spot
         if worker is None:
             return
-        kill = getattr(worker, "kill", None)
-        if not wait and grace == 0.0 and kill is not None and self.workers_apart():
-            kill()
+        if not wait and grace == 0.0 and self.workers_apart():
+            worker.kill()
             self.ending.append((slot, worker, watch, keep_output))
             return
         self._reaped(slot, worker, watch, keep_output, grace)
