@@ -352,6 +352,11 @@ _FROZEN = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 _REFUSED = frozenset({"sys._current_frames", "sys._current_exceptions", "gc.get_objects", "gc.get_referrers",
                       "gc.get_referents"})
 _GENERATOR_FRAMES = frozenset({"gi_frame", "cr_frame", "ag_frame"})  # a suspended generator's own frame
+# Frequent events the hook lets through whatever their arguments (importing a submission compiles, execs
+# and opens; id() and os.environ raise events too): looked up first, so that each costs one set look-up
+# (about 0.2 us, where going through every branch took 0.5). No branch of `_audit` refuses one of them.
+_UNCHECKED = frozenset({"builtins.id", "compile", "exec", "open", "os.putenv", "os.unsetenv", "import",
+                        "os.listdir", "os.chdir"})
 
 
 def refusal(what: str) -> str:
@@ -367,7 +372,7 @@ def _worker_frame(frame, _get=dict.get, _type=type, _str=str) -> bool:
 
 
 def _audit(event: str, args: tuple, _vetoed=_VETOED, _frozen=_FROZEN, _refused=_REFUSED,
-           _generator_frames=_GENERATOR_FRAMES, _refusals=REFUSALS, _refusal=refusal,
+           _generator_frames=_GENERATOR_FRAMES, _unchecked=_UNCHECKED, _refusals=REFUSALS, _refusal=refusal,
            _worker_frame=_worker_frame, _function=FunctionType, _type=type, _str=str, _getattr=getattr,
            _error=RuntimeError) -> None:
     """Refuse what would let student code rewrite the worker's own code while it runs, or reach the
@@ -377,17 +382,19 @@ def _audit(event: str, args: tuple, _vetoed=_VETOED, _frozen=_FROZEN, _refused=_
     `sys._getframe` stays allowed where it returns a frame of code other than the grader's:
     logging, collections.namedtuple and typing call it for their caller's frame. What the frames
     above it hold is made harmless instead (see `grader.sandboxed.worker.Worker.call`)."""
+    if event in _unchecked:  # (the frequent events no branch below refuses: nothing to do)
+        return
     what = None
-    if event in _vetoed or event.startswith("sys.monitoring"):
+    if event == "object.__getattr__":  # the most frequent event: a traceback's frames, ...
+        if args[1] in _generator_frames:
+            what = "a generator's or coroutine's frame (" + _str(args[1]) + ")"
+    elif event in _vetoed or event.startswith("sys.monitoring"):
         what = event
     elif event in _refused or event.startswith("ctypes."):
         what = event
     elif event == "sys._getframe":
         if _worker_frame(args[0]):
             what = "sys._getframe reaching the grader's own frames"
-    elif event == "object.__getattr__":
-        if args[1] in _generator_frames:
-            what = "a generator's or coroutine's frame (" + _str(args[1]) + ")"
     elif event == "object.__setattr__" and _type(args[0]) is _function and args[1] in _frozen \
             and (args[1] == "__code__" or _getattr(args[0], args[1]) is not None):
         what = "rewriting a function's " + args[1]
