@@ -151,5 +151,9 @@ def warm_up() -> None:
             x.add_(1)
         with torch.inference_mode():
             torch.logsumexp(x * 2, 0)
+        # a docstring example's display (`_run_examples`): torch's first repr of a tensor sets up its
+        # printing, about 2.5 ms of each worker's CPU where the zygote has not done it once
+        repr(g), repr(x.detach()[0]), repr(torch.ones(2, 2, dtype=dtype))
+    repr(torch.arange(3)), repr(torch.tensor(True))
     for course_warm_up in _COURSE_WARM_UPS:
         course_warm_up()
