@@ -36,7 +36,7 @@ from grader.host.launcher import describe_sandbox, launcher_for
 from grader.host.options import Options, resolve_device  # noqa: F401  (runner.Options: where callers import it)
 from grader.host.plugin import GradingPlugin, TestOutcome
 from grader.host.session import GradingSession
-from grader.host.student_code import StudentCode
+from grader.host.student_code import Spare, StudentCode, close_spare, spares_allowed, start_spare
 from grader.protocol.messages import TestStatus
 
 
@@ -44,9 +44,13 @@ class Engine:
     """Grades submissions in this process. One zygote and one pytest session, reused; one fresh
     worker per submission."""
 
-    def __init__(self, options: Options, slot: int = 0, launcher: WorkerLauncher | None = None):
-        """`launcher`: one started already (`grader check` forks its zygote before importing pytest)."""
+    def __init__(self, options: Options, slot: int = 0, launcher: WorkerLauncher | None = None,
+                 ahead: bool = False):
+        """`launcher`: one started already (`grader check` forks its zygote before importing pytest).
+        `ahead`: the engine grades one submission after another (a class, a warm check), so each next
+        submission's worker is started while one is graded, where `spares_allowed`."""
         self.options = options
+        self.ahead = ahead
         self.catalog = catalog_module.load(options.course)  # this engine's course, passed wherever it is needed
         self.tests_sha256 = catalog_module.tests_sha256(self.catalog)
         self.launcher: WorkerLauncher = launcher or launcher_for(options, self.catalog, slot)
@@ -54,6 +58,7 @@ class Engine:
                                     show_output=options.show_output,
                                     counterexamples=options.counterexamples, properties=options.properties)
         self.session: GradingSession | None = None  # started by the first submission
+        self.spare: Spare | None = None  # the next submission's worker, started while this one is graded
 
     def _session(self) -> GradingSession:
         if self.session is None or self.session.ended is not None:
@@ -72,8 +77,13 @@ class Engine:
         if sub.wrong_assignment:  # another assignment's notebook: nothing of it is run, and its 0 is no grade
             return not_this_assignment_report(sub, opts)
         start = time.perf_counter()
+        spare, self.spare = self.spare, None
         student = StudentCode(sub.files, self.launcher, self.catalog.module_of_exercise, opts.limits,
-                              device=opts.device, seed=opts.seed, course=self.catalog)
+                              device=opts.device, seed=opts.seed, course=self.catalog, spare=spare)
+        if self.ahead and spares_allowed(self.launcher, opts.limits, opts.device):
+            # the next submission's worker: forked, sandboxed and sealed while this one is graded; it gets no
+            # request before the next submission's first worker start takes it (an untaken one: `close`)
+            self.spare = start_spare(self.launcher, opts.limits.memory_mb)
         session = self._session()
         try:
             outcomes = session.grade(student, exercises)
@@ -128,6 +138,8 @@ class Engine:
         # The zygote first: it kills a worker still running, so that a session thread grading a
         # submission (a run that is being stopped) finishes at once instead of at its timeout.
         self.launcher.close()
+        spare, self.spare = self.spare, None
+        close_spare(spare)  # killed with the zygote already, if it had started; reaped here
         if self.session is not None:
             self.session.close()
 
@@ -197,9 +209,10 @@ class EngineUnavailable(GraderError):
     a submission, so the run stops instead of scoring the class 0."""
 
 
-def start_engine(options: Options, slot: int = 0) -> Engine:
+def start_engine(options: Options, slot: int = 0, ahead: bool = True) -> Engine:
+    """An engine for a run (`ahead`: it will grade more than one submission, see `Engine`)."""
     try:
-        return Engine(options, slot=slot)
+        return Engine(options, slot=slot, ahead=ahead)
     except GraderError:
         raise
     except Exception as exc:
@@ -219,7 +232,7 @@ def grade_task(sub: intake.Submission, options: Options) -> dict:
     with _dask_lock:  # one pytest session at a time per process, whatever the worker's thread count
         engine = _dask_engines.get(key)
         if engine is None:
-            engine = _dask_engines[key] = Engine(options)
+            engine = _dask_engines[key] = Engine(options, ahead=True)
         return grade_or_report(engine, sub, sub.name, where=" on a Dask worker")
 
 
@@ -378,7 +391,7 @@ def grade_with_backend(todo: list[tuple[str, str]], options: Options, workers: i
 
 
 def _grade_serially(todo: list[tuple[str, str]], options: Options, finish) -> None:
-    engine = start_engine(options)
+    engine = start_engine(options, ahead=len(todo) > 1)
     try:
         for path, name in todo:
             finish(grade_or_report(engine, path, name))

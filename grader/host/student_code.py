@@ -153,7 +153,9 @@ class StudentCode:
     of its own and a share of the device's memory."""
 
     def __init__(self, files: dict[str, bytes], launcher: WorkerLauncher, modules: dict[str, str], limits: Limits,
-                 device: str = "cpu", seed: int = 0, course: Course | None = None):
+                 device: str = "cpu", seed: int = 0, course: Course | None = None, spare: Spare | None = None):
+        """`spare`: a worker started ahead for this submission (`start_spare`, the engine's), which its first
+        worker start takes."""
         self.files = files
         self.launcher = launcher
         self.modules = modules  # function or class name -> module name ("partial_grads" -> "grad")
@@ -186,8 +188,10 @@ class StudentCode:
         self.answered: dict[int, tuple[str | None, str]] = {}
         # workers killed and not reaped yet (`end_workers`): slot, handle, memory watch, whether its output counts
         self.ending: list[tuple[str, WorkerHandle, MemoryWatch | None, bool]] = []
-        # a worker started ahead (`spare_ahead`): its thread and what it started; taken by the next start
-        self.spare: tuple[threading.Thread, dict] | None = None
+        # a worker started ahead (the engine's, or `spare_ahead`): its thread and what it started; taken by the
+        # next start
+        self.spare: Spare | None = spare
+        self.spared_ahead = False  # `spare_ahead` started one
         self.spares_taken = 0
 
     # -- the test being run: its exercise ------------------------------------------------
@@ -617,23 +621,13 @@ class StudentCode:
         counterexample search's, once grading has found an input to search for): forked, sandboxed and
         sealed by the zygote, and its memory watch's baseline read, while grading goes on. It gets no request
         before it is taken, so it never held a hidden input; it is this submission's only (`close` ends it if
-        untaken); its limits are every worker's. Only where `workers_apart` and on the CPU (one worker for
-        all modules): a GPU worker holds a CUDA context and a share of the device's memory."""
-        if (self.spare is not None or self.device != "cpu" or self.limits.worker_per_module
-                or not self.workers_apart()):
+        untaken); its limits are every worker's. Once a submission, and only where `spares_allowed` (the
+        engine's spare, while untaken, is the next start already)."""
+        if (self.spared_ahead or (self.spare is not None and not self.spare[1].get("taken"))
+                or not spares_allowed(self.launcher, self.limits, self.device)):
             return
-        started: dict = {}
-
-        def start(launcher=self.launcher, limit_mb=self.limits.memory_mb):
-            try:
-                started["worker"] = launcher.spawn()
-                started["watch"] = MemoryWatch(started["worker"], limit_mb)
-            except Exception as exc:  # noqa: BLE001  (the start then happens on the spot, as without a spare)
-                started["error"] = exc
-
-        thread = threading.Thread(target=start, name="spare-worker", daemon=True)
-        self.spare = (thread, started)
-        thread.start()
+        self.spared_ahead = True
+        self.spare = start_spare(self.launcher, self.limits.memory_mb)
 
     def _take_spare(self) -> tuple[WorkerHandle, MemoryWatch] | None:
         """The spare worker for a start (`spares_taken` counts it): None when there is none or it failed."""
@@ -702,6 +696,44 @@ class StudentCode:
         if len(text) > cap:
             text = text[:cap] + f"\n[... {len(text) - cap} more characters of output dropped]\n"
         return text
+
+
+Spare = tuple[threading.Thread, dict]  # a worker being started ahead: its thread, and what it started
+
+
+def spares_allowed(launcher: WorkerLauncher, limits: Limits, device: str) -> bool:
+    """Whether a worker may be started ahead of its use: where two workers alive at once share nothing (the
+    namespace sandboxes: `StudentCode.workers_apart`), on the CPU, with one worker for all modules (a GPU
+    worker holds a CUDA context and a share of the device's memory)."""
+    return device == "cpu" and not limits.worker_per_module and launcher.plan.mode in NAMESPACE_MODES
+
+
+def start_spare(launcher: WorkerLauncher, limit_mb: int) -> Spare:
+    """A worker forked, sandboxed and sealed by the zygote in a thread of its own, and its memory watch's
+    baseline read; it gets no request until a worker start takes it (`StudentCode._take_spare`)."""
+    started: dict = {}
+
+    def start() -> None:
+        try:
+            started["worker"] = launcher.spawn()
+            started["watch"] = MemoryWatch(started["worker"], limit_mb)
+        except Exception as exc:  # noqa: BLE001  (the start then happens on the spot, as without a spare)
+            started["error"] = exc
+
+    thread = threading.Thread(target=start, name="spare-worker", daemon=True)
+    thread.start()
+    return thread, started
+
+
+def close_spare(spare: Spare | None) -> None:
+    """End a spare no start took (it ran nothing): wait for its start, then close what it started."""
+    if spare is None or spare[1].get("taken"):
+        return
+    thread, started = spare
+    thread.join()
+    started["taken"] = True
+    if "worker" in started:
+        started["worker"].close()
 
 
 def _unavailable_message(module: str, body: dict) -> str:
