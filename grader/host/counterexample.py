@@ -39,6 +39,8 @@ from grader.protocol.messages import Outcome
 from grader.protocol.wire import RemoteObject, RemoteTensor
 
 SHOWN_CHARS = 600  # at most this much of a value or an exception in a score file
+SMALL = 4  # elements: a counterexample this small in every tensor (issue 24's target) may stop shrinking
+STALLED = 20  # runs: ... once this many runs of the shrinker in a row failed to make it smaller
 
 
 # ----------------------------------------------------------------------------- drawing through Hypothesis
@@ -135,6 +137,7 @@ class _State:
     probe_judged: set = field(default_factory=set)  # the cases whose failure showed only through a probe
     runs: int = 0  # the property's runs so far (a run may end before any call)
     found_on_first_run: bool = False
+    found_at_run: int = 0  # the run that found `found`
 
     def over(self) -> bool:
         return (self.stopped or self.calls >= self.budget.calls
@@ -184,14 +187,15 @@ def search(student: StudentCode, exercise: str, cases: list[Case], budget: Count
     """The smallest failing input found for `exercise`'s general tests, as the score file's `counterexample`,
     or None (none found within the budget, or the search stopped on a call that hung or crashed)."""
     from hypothesis import strategies as st
+    from hypothesis.control import current_build_context
     from hypothesis.errors import UnsatisfiedAssumption
 
     state = _State(budget)
 
     @drawn(search_seed(seed, exercise), budget.examples)
     def prop(data):
-        if state.over() or state.found_on_first_run:
-            raise _SearchDone()
+        if state.over() or state.found_on_first_run or current_build_context().is_final or _stalled(state):
+            raise _SearchDone()  # is_final: Hypothesis replaying its smallest failure, which `state.found` holds
         state.runs += 1
         case = data.draw(st.sampled_from(cases))
         recorder = _Recorder(student, state, skip=case.test in state.probe_judged)
@@ -208,6 +212,7 @@ def search(student: StudentCode, exercise: str, cases: list[Case], budget: Count
             if recorder.last is not None and recorder.last.result is not None and recorder.last.probe is None:
                 state.found = (case, recorder.last, failure)
                 state.found_on_first_run = state.runs == 1
+                state.found_at_run = state.runs
                 raise
             if recorder.last is not None and recorder.last.probe is not None:
                 _judged_by_a_probe(state, case, cases)
@@ -229,6 +234,14 @@ def search(student: StudentCode, exercise: str, cases: list[Case], budget: Count
         return None
     case, recorded, failure = state.found
     return describe(course, exercise, case.test, recorded, failure, state.calls)
+
+
+def _stalled(state: _State) -> bool:
+    """The failure found is small (at most SMALL elements in every tensor) and the shrinker's last STALLED runs
+    found nothing smaller: what it still tries costs runs (each a call, or inputs drawn to no end) for at most
+    simpler values."""
+    return (state.found is not None and state.runs - state.found_at_run >= STALLED
+            and max_elements(state.found[1].args) <= SMALL)
 
 
 def _judged_by_a_probe(state: _State, case: Case, cases: list[Case]) -> None:
