@@ -190,6 +190,8 @@ TECHNIQUES: list[Technique] = [
       substitutions=("MODE",)),
     T("ctypes_probe_defaults", "ctypes writes a forged run_backward into a probe's __defaults__ at import",
       EXTENSIONS, "extensions.py 0 (refused or tampered at import); others full"),
+    T("subinterpreter_ctypes", "ctypes in a subinterpreter (which has no audit hook) writes a forged run_backward "
+      "into a probe's __defaults__ at import", EXTENSIONS, "extensions.py 0 (the subinterpreter refused); others full"),
     T("counter_answer", "graph_node_counts returns a collections.Counter (a dict)", (),
       "honest score (100): judged as the plain dict of its items"),
     T("kernel_clone_override", "a CPU kernel for aten::clone registered with torch.library at import hands the "

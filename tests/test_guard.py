@@ -21,7 +21,7 @@ def test_the_events_let_through_first_are_none_the_hook_refuses(refusals):
     for event in guard._UNCHECKED:
         assert event not in guard._VETOED and event not in guard._REFUSED
         assert not event.startswith(("sys.monitoring", "ctypes."))
-        assert event not in ("sys._getframe", "object.__getattr__", "object.__setattr__")
+        assert event not in ("sys._getframe", "object.__getattr__", "object.__setattr__", "import")
         guard._audit(event, ())
     assert refusals == []
 
@@ -29,6 +29,8 @@ def test_the_events_let_through_first_are_none_the_hook_refuses(refusals):
 @pytest.mark.parametrize("event, args", [
     ("ctypes.string_at", (0, 1)), ("sys.settrace", (None,)), ("gc.get_objects", ()),
     ("object.__getattr__", (iter(()), "gi_frame")), ("sys.monitoring.register_callback", ()),
+    ("cpython.PyInterpreterState_New", ()), ("import", ("_xxsubinterpreters", None, [], [], [])),
+    ("import", ("_testcapi", None, [], [], [])), ("import", ("_testinternalcapi", None, [], [], [])),
 ])
 def test_what_the_hook_refused_it_still_refuses(refusals, event, args):
     with pytest.raises(RuntimeError, match="refused"):
@@ -70,3 +72,9 @@ def test_restore_namespaces_refuses_a_key_that_is_not_a_str():
     finally:
         del vars(torch.linalg)[1]
     assert guard.restore_namespaces(saved) is None
+
+
+def test_importing_other_modules_is_let_through(refusals):
+    for name in ("torch", "math", "_collections_abc", "numpy.linalg", "test_mine", "testcapi"):
+        guard._audit("import", (name, None, [], [], []))
+    assert refusals == []

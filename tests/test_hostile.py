@@ -897,6 +897,15 @@ def test_ctypes_probe_defaults(engine, tmp_path):
     assert "refused" in text and "ctypes" in text and "已拒绝" in text, text[:300]
 
 
+def test_subinterpreter_ctypes(engine, tmp_path):
+    """A subinterpreter has none of the worker's audit hook: creating one (and importing the modules that do)
+    is refused, so ctypes is reached there neither."""
+    report = grade(engine, "subinterpreter_ctypes", tmp_path)
+    assert_held(report)
+    text = messages(report, *hc.EXTENSIONS)
+    assert "refused" in text and "_xxsubinterpreters" in text and "已拒绝" in text, text[:300]
+
+
 def test_counter_answer(engine, tmp_path):
     """A dict subclass is judged as the plain dict of its items (a NamedTuple as its tuple)."""
     report = grade(engine, "counter_answer", tmp_path)

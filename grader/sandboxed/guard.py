@@ -350,12 +350,21 @@ _FROZEN = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 # another thread's frames, the garbage collector's view of every object, and ctypes (raw memory,
 # foreign calls, loading libraries): each reaches the worker's objects by a route no check sees.
 _REFUSED = frozenset({"sys._current_frames", "sys._current_exceptions", "gc.get_objects", "gc.get_referrers",
-                      "gc.get_referents"})
+                      "gc.get_referents",
+                      # a new interpreter in this process: an audit hook added from Python is its interpreter's
+                      # only, so a subinterpreter has none (ctypes there writes into this one's memory)
+                      "cpython.PyInterpreterState_New"})
+# CPython's test and interpreter extension modules: raw memory and reference-count misuse on purpose
+# (_testcapi and _testinternalcapi also start subinterpreters); no submission needs them.
+_REFUSED_MODULES = frozenset({"_testcapi", "_testinternalcapi", "_testbuffer", "_testmultiphase", "_testsinglephase",
+                              "_testimportmultiple", "_testclinic", "_xxtestfuzz", "_ctypes_test",
+                              "_xxsubinterpreters", "_xxinterpchannels", "_xxinterpqueues", "_interpreters",
+                              "_interpchannels", "_interpqueues"})
 _GENERATOR_FRAMES = frozenset({"gi_frame", "cr_frame", "ag_frame"})  # a suspended generator's own frame
 # Frequent events the hook lets through whatever their arguments (importing a submission compiles, execs
 # and opens; id() and os.environ raise events too): looked up first, so that each costs one set look-up
 # (about 0.2 us, where going through every branch took 0.5). No branch of `_audit` refuses one of them.
-_UNCHECKED = frozenset({"builtins.id", "compile", "exec", "open", "os.putenv", "os.unsetenv", "import",
+_UNCHECKED = frozenset({"builtins.id", "compile", "exec", "open", "os.putenv", "os.unsetenv",
                         "os.listdir", "os.chdir"})
 
 
@@ -371,7 +380,7 @@ def _worker_frame(frame, _get=dict.get, _type=type, _str=str) -> bool:
     return _type(name) is _str and (name == "grader" or name.startswith("grader."))
 
 
-def _audit(event: str, args: tuple, _vetoed=_VETOED, _frozen=_FROZEN, _refused=_REFUSED,
+def _audit(event: str, args: tuple, _vetoed=_VETOED, _frozen=_FROZEN, _refused=_REFUSED, _refused_modules=_REFUSED_MODULES,
            _generator_frames=_GENERATOR_FRAMES, _unchecked=_UNCHECKED, _refusals=REFUSALS, _refusal=refusal,
            _worker_frame=_worker_frame, _function=FunctionType, _type=type, _str=str, _getattr=getattr,
            _error=RuntimeError) -> None:
@@ -392,6 +401,9 @@ def _audit(event: str, args: tuple, _vetoed=_VETOED, _frozen=_FROZEN, _refused=_
         what = event
     elif event in _refused or event.startswith("ctypes."):
         what = event
+    elif event == "import":
+        if _type(args[0]) is _str and args[0].partition(".")[0] in _refused_modules:
+            what = args[0]
     elif event == "sys._getframe":
         if _worker_frame(args[0]):
             what = "sys._getframe reaching the grader's own frames"
