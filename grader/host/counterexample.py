@@ -48,13 +48,13 @@ STALLED = 20  # runs: ... once this many runs of the shrinker in a row failed to
 class Draws:
     """Stands for a test's `rng` during a search: kit.draw and kit.randint draw through Hypothesis."""
 
-    def __init__(self, data):
-        self.data = data
+    def __init__(self, data, small_first: bool = False):
+        self.data, self.small_first = data, small_first
 
     def integer(self, low: int, high: int) -> int:
-        from hypothesis import strategies as st
-
-        return self.data.draw(st.integers(low, high))
+        """With `small_first` (the counterexample search): `low` or `low + 1` in two draws of three, so that
+        a failure is mostly found on small shapes already, and shrinking it makes few calls."""
+        return self.data.draw(_integers(low, high, self.small_first))
 
     def reject(self) -> None:
         """The test cannot use what was drawn: Hypothesis draws another input instead."""
@@ -70,6 +70,15 @@ class Draws:
         values = self.data.draw(st.lists(_value(low, high, avoid, margin), min_size=n, max_size=n))
         values = [v + 0.0 for v in values]  # -0.0 reads as 0.
         return torch.tensor(values, dtype=torch.float64).reshape(shape).to(dtype)
+
+
+@lru_cache(maxsize=256)
+def _integers(low: int, high: int, small_first: bool):
+    from hypothesis import strategies as st
+
+    if not small_first or high - low < 2:
+        return st.integers(low, high)
+    return st.one_of(st.just(low), st.just(low + 1), st.integers(low, high))
 
 
 @lru_cache(maxsize=256)
@@ -200,7 +209,7 @@ def search(student: StudentCode, exercise: str, cases: list[Case], budget: Count
         case = data.draw(st.sampled_from(cases))
         recorder = _Recorder(student, state, skip=case.test in state.probe_judged)
         try:
-            case.run(recorder, Draws(data))
+            case.run(recorder, Draws(data, small_first=True))
         except SearchOver:
             return
         except UnsatisfiedAssumption:
