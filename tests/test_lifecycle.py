@@ -446,7 +446,7 @@ def test_a_class_of_thousands_of_submissions_starts_its_sandbox(tmp_path):
 def test_a_sandbox_that_cannot_start_stops_the_run_and_scores_no_one(tmp_path, monkeypatch):
     """A zygote that cannot start is the machine's fault: no submission gets a score file (a 0
     would be a wrong grade), and the run says why, in one line, wherever the engine was started."""
-    def broken_engine(options, slot=0):
+    def broken_engine(options, slot=0, ahead=False):
         raise RuntimeError("the worker zygote failed to start: Traceback (most recent call last):\n"
                            "  File ...\nOSError: [Errno 7] Argument list too long")
 
