@@ -7,14 +7,7 @@ from grader.host.runner import Engine, Options
 from grader.protocol.limits import NAMESPACE_MODES
 
 from conftest import SOLUTIONS, STUBS
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            return "State:\tZ" not in f.read()
-    except OSError:
-        return False
+from test_counterexamples import _alive
 
 
 def _first_workers(monkeypatch) -> list[tuple[int, int, int]]:
