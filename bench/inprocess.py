@@ -11,6 +11,7 @@ as the zygote's do (`tests/test_channel.py` checks both).
 
 from __future__ import annotations
 
+import shutil
 import socket
 import sys
 import tempfile
@@ -73,6 +74,7 @@ class _InProcessWorker:
         sys.path[:] = [p for p in sys.path if p != self.workdir]
         for name in self.worker.module_names:
             sys.modules.pop(name, None)
+        shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 class _InProcessLauncher:

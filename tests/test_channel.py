@@ -99,6 +99,7 @@ def test_the_spawn_fallback_and_the_in_process_floor_are_the_protocols():
         assert isinstance(worker, WorkerHandle)
     finally:
         worker.close()
+    assert not Path(worker.workdir).exists()  # a bench run leaves no copy of a submission in /tmp
 
 
 def test_the_in_process_floor_grades_the_reference_to_full_marks():

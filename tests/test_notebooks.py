@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import copy
 import json
+import os
+import shutil
 import time
 from pathlib import Path
 
@@ -193,7 +195,9 @@ def test_the_checks_run_in_a_real_kernel(tmp_path):
 
 
 def screenshot_the_check_output(executed, tmp_path: Path) -> None:
-    """The stubs' `check()` output as nbconvert renders it, in Chromium; the screenshot goes to docs/."""
+    """The stubs' `check()` output as nbconvert renders it, in Chromium. The screenshot is written under
+    tmp_path; with AUTOGRAD_LAB_UPDATE_DOCS=1 it also replaces docs/notebook-check.png (a test run leaves
+    tracked files alone otherwise)."""
     from nbconvert import HTMLExporter
     from test_report_browser import require_browser
 
@@ -208,6 +212,8 @@ def screenshot_the_check_output(executed, tmp_path: Path) -> None:
         page.goto(page_file.as_uri())
         table = page.locator(".autograd-lab-check table")
         assert table.count() == 1 and "FAIL 未通过" in table.inner_text() and "In [" in table.inner_text()
-        shot = ROOT / "docs" / "notebook-check.png"
+        shot = tmp_path / "notebook-check.png"
         page.screenshot(path=str(shot), clip={"x": 0, "y": 0, "width": 1100, "height": 900})
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+    if os.environ.get("AUTOGRAD_LAB_UPDATE_DOCS") == "1":
+        shutil.copyfile(shot, ROOT / "docs" / "notebook-check.png")
