@@ -39,8 +39,10 @@ from grader.protocol.messages import Outcome
 from grader.protocol.wire import RemoteObject, RemoteTensor
 
 SHOWN_CHARS = 600  # at most this much of a value or an exception in a score file
-SMALL = 4  # elements: a counterexample this small in every tensor (issue 24's target) may stop shrinking
-STALLED = 20  # runs: ... once this many runs of the shrinker in a row failed to make it smaller
+SMALL = 4  # elements: a counterexample this small in every tensor (issue 24's target) stops shrinking
+STALLED = 20  # runs: ... once this many runs of the shrinker in a row failed to make it smaller,
+STALLED_LARGER = 30  # and a larger one after this many (in the bench class, no shrink found a smaller failure
+#                      after more than 30 runs without one; one went on for 148 runs and 18 calls for nothing)
 
 
 # ----------------------------------------------------------------------------- drawing through Hypothesis
@@ -246,11 +248,13 @@ def search(student: StudentCode, exercise: str, cases: list[Case], budget: Count
 
 
 def _stalled(state: _State) -> bool:
-    """The failure found is small (at most SMALL elements in every tensor) and the shrinker's last STALLED runs
-    found nothing smaller: what it still tries costs runs (each a call, or inputs drawn to no end) for at most
-    simpler values."""
-    return (state.found is not None and state.runs - state.found_at_run >= STALLED
-            and max_elements(state.found[1].args) <= SMALL)
+    """The shrinker's last runs found no smaller failure: STALLED runs where the failure found is small (at most
+    SMALL elements in every tensor), STALLED_LARGER where it is larger. What it would still try costs runs (each
+    a call, or inputs drawn to no end) for at most simpler values."""
+    if state.found is None:
+        return False
+    patience = STALLED if max_elements(state.found[1].args) <= SMALL else STALLED_LARGER
+    return state.runs - state.found_at_run >= patience
 
 
 def _judged_by_a_probe(state: _State, case: Case, cases: list[Case]) -> None:
@@ -447,12 +451,21 @@ def function_source(course: Course, name: str) -> str:
 @lru_cache(maxsize=8)
 def _function_sources(path: str) -> dict[str, str]:
     text = Path(path).read_text("utf-8")
-    for node in ast.walk(ast.parse(text)):
+    lines = [line.encode() for line in text.splitlines(keepends=True)]  # split once (ast.get_source_segment
+    for node in ast.walk(ast.parse(text)):                               # splits the file at every call)
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "FUNCTIONS" for t in node.targets) \
                 and isinstance(node.value, ast.Dict):
-            return {k.value: ast.get_source_segment(text, v) for k, v in zip(node.value.keys, node.value.values)
+            return {k.value: _segment(lines, v) for k, v in zip(node.value.keys, node.value.values)
                     if isinstance(k, ast.Constant)}
     return {}
+
+
+def _segment(lines: list[bytes], node: ast.AST) -> str:
+    """The source of `node`, as ast.get_source_segment gives it (the offsets count UTF-8 bytes)."""
+    first, last = node.lineno - 1, node.end_lineno - 1
+    if first == last:
+        return lines[first][node.col_offset:node.end_col_offset].decode()
+    return b"".join([lines[first][node.col_offset:], *lines[first + 1:last], lines[last][:node.end_col_offset]]).decode()
 
 
 # ----------------------------------------------------------------------------- the reference's answer
