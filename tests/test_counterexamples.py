@@ -280,6 +280,29 @@ def test_the_search_has_its_own_seed_stream():
     assert not seeds & hidden
 
 
+def test_the_simplest_input_is_what_hypothesis_draws_first():
+    """A search tries the simplest input before Hypothesis starts, and Hypothesis's first run then makes no
+    call: both must be the same input, for each kind of draw the tests make (shapes, values with and
+    without integers nearest zero, a value kept away from a point)."""
+    integers = [(1, 4), (0, 1), (2, 2), (-3, 3), (3, 9)]
+    ranges = [(-2.0, 2.0, None, 0.0), (0.5, 3.0, None, 0.0), (-3.0, -0.5, None, 0.0), (-1.0, 1.0, 0.0, 0.5)]
+    first = []
+
+    @counterexample.drawn(1, 1)
+    def prop(data):
+        draws = counterexample.Draws(data, small_first=True)
+        first.append(([draws.integer(low, high) for low, high in integers],
+                      [draws.tensor((2,), torch.float32, *r).tolist() for r in ranges]))
+
+    prop()
+    simplest = counterexample.SIMPLEST
+    assert first == [([simplest.integer(low, high) for low, high in integers],
+                      [simplest.tensor((2,), torch.float32, *r).tolist() for r in ranges])]
+    assert first[0][1][3] == [-1.0, -1.0]  # 0 is kept away from
+    with pytest.raises(counterexample.NotSimplest):  # no integer in range: Hypothesis draws the first input
+        simplest.tensor((1,), torch.float32, 0.1, 0.9)
+
+
 HANGS_ON_ZERO = '''
 import torch
 

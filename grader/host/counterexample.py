@@ -7,6 +7,8 @@ drawn too. The student's function is called through the worker exactly as the hi
 (`StudentCode.call`: the sandbox, the limits, every check), and the test's own checks decide. The first
 failing input is shrunk by Hypothesis towards the first parameter case (float32 before float64), the
 smallest shapes (each `randint` towards its low end) and the simplest values (small integers first).
+The simplest input of all, which Hypothesis would try first, is tried before Hypothesis starts: most
+searches end there, with nothing simpler to find, and without Hypothesis's own cost.
 
 The search has its own random stream (seeded from the run's seed and the exercise, never the hidden
 tests' generator), a budget of calls and seconds per exercise (the course file's `counterexamples:`),
@@ -23,6 +25,7 @@ import hashlib
 import importlib.util
 import inspect
 import math
+import sys
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -48,30 +51,46 @@ STALLED_LARGER = 30  # and a larger one after this many (in the bench class, no 
 # ----------------------------------------------------------------------------- drawing through Hypothesis
 
 class Draws:
-    """Stands for a test's `rng` during a search: kit.draw and kit.randint draw through Hypothesis."""
+    """Stands for a test's `rng` during a search: kit.draw and kit.randint draw through Hypothesis; without
+    `data`, they give what Hypothesis draws first, its simplest choice for each (`SIMPLEST`)."""
 
-    def __init__(self, data, small_first: bool = False):
+    def __init__(self, data=None, small_first: bool = False):
         self.data, self.small_first = data, small_first
 
     def integer(self, low: int, high: int) -> int:
         """With `small_first` (the counterexample search): `low` or `low + 1` in two draws of three, so that
         a failure is mostly found on small shapes already, and shrinking it makes few calls."""
+        if self.data is None:  # the first of one_of's strategies, or the integer nearest 0
+            return low if self.small_first and high - low >= 2 else min(max(0, low), high)
         return self.data.draw(_integers(low, high, self.small_first))
 
     def reject(self) -> None:
         """The test cannot use what was drawn: Hypothesis draws another input instead."""
+        if self.data is None:
+            raise NotSimplest()
         from hypothesis import assume
 
         assume(False)
 
     def tensor(self, shape: tuple[int, ...], dtype: torch.dtype, low: float, high: float,
                avoid: float | None = None, margin: float = 0.0) -> torch.Tensor:
-        from hypothesis import strategies as st
-
         n = math.prod(shape)
-        values = self.data.draw(st.lists(_value(low, high, avoid, margin), min_size=n, max_size=n))
+        if self.data is None:
+            values = [_simplest_value(low, high, avoid, margin)] * n
+        else:
+            from hypothesis import strategies as st
+
+            values = self.data.draw(st.lists(_value(low, high, avoid, margin), min_size=n, max_size=n))
         values = [v + 0.0 for v in values]  # -0.0 reads as 0.
         return torch.tensor(values, dtype=torch.float64).reshape(shape).to(dtype)
+
+
+SIMPLEST = Draws(small_first=True)
+
+
+class NotSimplest(Exception):
+    """The simplest input cannot be drawn without Hypothesis (no integer in a value's range) or the test
+    rejected it: Hypothesis's own first input is tried instead."""
 
 
 @lru_cache(maxsize=256)
@@ -83,18 +102,32 @@ def _integers(low: int, high: int, small_first: bool):
     return st.one_of(st.just(low), st.just(low + 1), st.integers(low, high))
 
 
+def _small_integers(low: float, high: float, avoid: float | None, margin: float) -> list[int]:
+    """The integers in [low, high) a value may be, smallest magnitude first."""
+    ints = [i for i in range(math.ceil(low), math.ceil(high)) if low <= i < high and _kept(i, avoid, margin)]
+    return sorted(ints, key=abs)
+
+
+def _simplest_value(low: float, high: float, avoid: float | None, margin: float) -> float:
+    """What `_value` draws first: its first small integer."""
+    ints = _small_integers(low, high, avoid, margin)
+    if not ints:
+        raise NotSimplest()
+    return float(ints[0])
+
+
 @lru_cache(maxsize=256)
 def _value(low: float, high: float, avoid: float | None, margin: float):
     """One value in [low, high): a small integer where one fits (what shrinking tries first), else a float
     exact in float32, so that a counterexample reads the same in both dtypes."""
     from hypothesis import strategies as st
 
-    ints = [i for i in range(math.ceil(low), math.ceil(high)) if low <= i < high and _kept(i, avoid, margin)]
+    ints = _small_integers(low, high, avoid, margin)
     floats = st.floats(_float32_inside(low, high), _float32_inside(high, low), exclude_max=True, allow_nan=False,
                        allow_infinity=False, width=32)
     if avoid is not None:
         floats = floats.filter(lambda v: _kept(v, avoid, margin))
-    return st.one_of(st.sampled_from([float(i) for i in sorted(ints, key=abs)]), floats) if ints else floats
+    return st.one_of(st.sampled_from([float(i) for i in ints]), floats) if ints else floats
 
 
 def _float32_inside(bound: float, other: float) -> float:
@@ -148,6 +181,7 @@ class _State:
     probe_judged: set = field(default_factory=set)  # the cases whose failure showed only through a probe
     runs: int = 0  # the property's runs so far (a run may end before any call)
     found_on_first_run: bool = False
+    simplest_tried: bool = False  # the simplest input ran before Hypothesis (`_try_simplest`)
     found_at_run: int = 0  # the run that found `found`
 
     def over(self) -> bool:
@@ -196,12 +230,46 @@ def drawn(seed: int, examples: int):
 def search(student: StudentCode, exercise: str, cases: list[Case], budget: CounterexampleSearch, seed: int,
            course: Course) -> dict | None:
     """The smallest failing input found for `exercise`'s general tests, as the score file's `counterexample`,
-    or None (none found within the budget, or the search stopped on a call that hung or crashed)."""
+    or None (none found within the budget, or the search stopped on a call that hung or crashed). The simplest
+    input is tried first without Hypothesis (most searches end there: nothing is simpler); Hypothesis searches
+    and shrinks only when it passes."""
+    state = _State(budget)
+    left = student.budget.limits.submission_budget_s - student.budget.student_time
+    if left <= 0:
+        return None  # the submission's time is spent: a search never runs past it
+    saved = _guarded(student, min(budget.seconds, left))
+    try:
+        with student.working_on(exercise):
+            if not _try_simplest(state, student, cases):
+                _hypothesis_search(state, student, exercise, cases, budget, seed)
+    finally:
+        _restore(student, saved)
+    if state.found is None:
+        return None
+    case, recorded, failure = state.found
+    return describe(course, exercise, case.test, recorded, failure, state.calls)
+
+
+def _try_simplest(state: _State, student: StudentCode, cases: list[Case]) -> bool:
+    """Run the first case on the simplest input, as Hypothesis's first run would (its first choice for each
+    draw): whether the search is over (it failed there, or a call hung or crashed)."""
+    recorder = _Recorder(student, state)
+    try:
+        failure = _judge(state, cases[0], recorder, SIMPLEST, cases)
+    except NotSimplest:
+        return False
+    state.simplest_tried = recorder.last is not None
+    if failure is not None:
+        state.found_on_first_run = True
+    return state.found is not None or state.stopped
+
+
+def _hypothesis_search(state: _State, student: StudentCode, exercise: str, cases: list[Case],
+                       budget: CounterexampleSearch, seed: int) -> None:
+    """Draw inputs through Hypothesis, from the search's own stream, and shrink the first failure into
+    `state.found`. Its first run is the simplest input again: tried already, it makes no call."""
     from hypothesis import strategies as st
     from hypothesis.control import current_build_context
-    from hypothesis.errors import UnsatisfiedAssumption
-
-    state = _State(budget)
 
     @drawn(search_seed(seed, exercise), budget.examples)
     def prop(data):
@@ -209,42 +277,51 @@ def search(student: StudentCode, exercise: str, cases: list[Case], budget: Count
             raise _SearchDone()  # is_final: Hypothesis replaying its smallest failure, which `state.found` holds
         state.runs += 1
         case = data.draw(st.sampled_from(cases))
-        recorder = _Recorder(student, state, skip=case.test in state.probe_judged)
-        try:
-            case.run(recorder, Draws(data, small_first=True))
-        except SearchOver:
-            return
-        except UnsatisfiedAssumption:
-            raise
-        except (CallTimeout, WorkerFault, CodeUnavailable):  # a hang or crash: the search ends here
-            state.stopped = True
-            return
-        except AssertionError as failure:
-            if recorder.last is not None and recorder.last.result is not None and recorder.last.probe is None:
-                state.found = (case, recorder.last, failure)
-                state.found_on_first_run = state.runs == 1
-                state.found_at_run = state.runs
-                raise
-            if recorder.last is not None and recorder.last.probe is not None:
-                _judged_by_a_probe(state, case, cases)
-        except Exception:  # noqa: BLE001  (a test that cannot judge an input is no counterexample)
-            return
+        skip = case.test in state.probe_judged or (state.runs == 1 and state.simplest_tried)
+        failure = _judge(state, case, _Recorder(student, state, skip=skip), Draws(data, small_first=True), cases)
+        if failure is not None:
+            state.found_on_first_run = state.runs == 1
+            state.found_at_run = state.runs
+            raise failure
 
-    left = student.budget.limits.submission_budget_s - student.budget.student_time
-    if left <= 0:
-        return None  # the submission's time is spent: a search never runs past it
-    saved = _guarded(student, min(budget.seconds, left))
     try:
-        with student.working_on(exercise):
-            prop()
+        prop()
     except (Exception, _SearchDone):  # noqa: BLE001  (the failure found, or Hypothesis giving up: `state.found` says)
         pass
-    finally:
-        _restore(student, saved)
-    if state.found is None:
+
+
+def _judge(state: _State, case: Case, recorder: _Recorder, draws: Draws, cases: list[Case]) -> AssertionError | None:
+    """Run `case` on what `draws` gives: the failure, when it is a counterexample (kept in `state.found`).
+    A call that hangs or crashes stops the search; a test that rejects its input (Hypothesis's, or
+    NotSimplest) draws another."""
+    try:
+        case.run(recorder, draws)
+    except SearchOver:
         return None
-    case, recorded, failure = state.found
-    return describe(course, exercise, case.test, recorded, failure, state.calls)
+    except (CallTimeout, WorkerFault, CodeUnavailable):  # a hang or crash: the search ends here
+        state.stopped = True
+        return None
+    except AssertionError as failure:
+        if recorder.last is not None and recorder.last.result is not None and recorder.last.probe is None:
+            state.found = (case, recorder.last, failure)
+            return failure
+        if recorder.last is not None and recorder.last.probe is not None:
+            _judged_by_a_probe(state, case, cases)
+        return None
+    except NotSimplest:
+        raise
+    except Exception as exc:  # noqa: BLE001  (a test that cannot judge an input is no counterexample)
+        if _rejected(exc):
+            raise
+        return None
+    return None
+
+
+def _rejected(exc: BaseException) -> bool:
+    """Hypothesis's rejection of an input (assume(False)): it draws another one. (Not imported for this: an
+    exception of Hypothesis's comes only once it is.)"""
+    errors = sys.modules.get("hypothesis.errors")
+    return errors is not None and isinstance(exc, errors.UnsatisfiedAssumption)
 
 
 def _stalled(state: _State) -> bool:
