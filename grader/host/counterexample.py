@@ -60,8 +60,8 @@ class Draws:
     def integer(self, low: int, high: int) -> int:
         """With `small_first` (the counterexample search): `low` or `low + 1` in two draws of three, so that
         a failure is mostly found on small shapes already, and shrinking it makes few calls."""
-        if self.data is None:  # the first of one_of's strategies, or the integer nearest 0
-            return low if self.small_first and high - low >= 2 else min(max(0, low), high)
+        if self.data is None:  # the first of one_of's strategies (just(low)), or the integer nearest 0
+            return low if _low_first(low, high, self.small_first) else min(max(0, low), high)
         return self.data.draw(_integers(low, high, self.small_first))
 
     def reject(self) -> None:
@@ -93,11 +93,16 @@ class NotSimplest(Exception):
     rejected it: Hypothesis's own first input is tried instead."""
 
 
+def _low_first(low: int, high: int, small_first: bool) -> bool:
+    """Whether `_integers` puts `low` and `low + 1` first (else it draws any integer alike)."""
+    return small_first and high - low >= 2
+
+
 @lru_cache(maxsize=256)
 def _integers(low: int, high: int, small_first: bool):
     from hypothesis import strategies as st
 
-    if not small_first or high - low < 2:
+    if not _low_first(low, high, small_first):
         return st.integers(low, high)
     return st.one_of(st.just(low), st.just(low + 1), st.integers(low, high))
 
@@ -259,9 +264,7 @@ def _try_simplest(state: _State, student: StudentCode, cases: list[Case]) -> boo
     except NotSimplest:
         return False
     state.simplest_tried = recorder.last is not None
-    if failure is not None:
-        state.found_on_first_run = True
-    return state.found is not None or state.stopped
+    return failure is not None or state.stopped
 
 
 def _hypothesis_search(state: _State, student: StudentCode, exercise: str, cases: list[Case],
@@ -528,8 +531,8 @@ def function_source(course: Course, name: str) -> str:
 @lru_cache(maxsize=8)
 def _function_sources(path: str) -> dict[str, str]:
     text = Path(path).read_text("utf-8")
-    lines = [line.encode() for line in text.splitlines(keepends=True)]  # split once (ast.get_source_segment
-    for node in ast.walk(ast.parse(text)):                               # splits the file at every call)
+    lines = [line.encode() for line in text.splitlines(keepends=True)]  # once: not at every node (_segment)
+    for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "FUNCTIONS" for t in node.targets) \
                 and isinstance(node.value, ast.Dict):
             return {k.value: _segment(lines, v) for k, v in zip(node.value.keys, node.value.values)
@@ -538,7 +541,8 @@ def _function_sources(path: str) -> dict[str, str]:
 
 
 def _segment(lines: list[bytes], node: ast.AST) -> str:
-    """The source of `node`, as ast.get_source_segment gives it (the offsets count UTF-8 bytes)."""
+    """The source of `node`, as ast.get_source_segment gives it (the offsets count UTF-8 bytes), from lines
+    split once (ast.get_source_segment splits the whole file again at each call)."""
     first, last = node.lineno - 1, node.end_lineno - 1
     if first == last:
         return lines[first][node.col_offset:node.end_col_offset].decode()
