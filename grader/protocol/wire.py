@@ -46,6 +46,7 @@ DTYPES: dict[str, torch.dtype] = {
     "bool": torch.bool,
 }
 DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
+ITEMSIZES = {name: dtype.itemsize for name, dtype in DTYPES.items()}  # bytes per element
 
 
 class WireError(ValueError):
@@ -105,12 +106,13 @@ def tensor_from_bytes(blob: bytes, dtype_name: str, shape: list[int]) -> torch.T
     if type(shape) is not list or any(type(n) is not int or n < 0 for n in shape):
         raise WireError("bad shape")
     numel = math.prod(shape)
-    itemsize = torch.empty((), dtype=dtype).element_size()
-    if numel * itemsize != len(blob):
-        raise WireError(f"tensor of shape {shape} and dtype {dtype_name} needs {numel * itemsize} bytes, got {len(blob)}")
+    nbytes = numel * ITEMSIZES[dtype_name]
+    if nbytes != len(blob):
+        raise WireError(f"tensor of shape {shape} and dtype {dtype_name} needs {nbytes} bytes, got {len(blob)}")
     if numel == 0:
         return torch.empty(shape, dtype=dtype)
-    return torch.frombuffer(bytearray(blob), dtype=dtype).reshape(shape)
+    flat = torch.frombuffer(bytearray(blob), dtype=dtype)
+    return flat if len(shape) == 1 else flat.reshape(shape)  # (a reshape is 3.5 us, half of the rest)
 
 
 @dataclass
