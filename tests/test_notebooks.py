@@ -64,6 +64,31 @@ def test_a_deleted_stub_cell_costs_its_exercise_only_with_a_message():
     assert any("no cell defines hvp" in p for p in extracted.problems)
 
 
+def test_each_line_of_a_made_module_leads_back_to_its_cell_and_line():
+    """A traceback's line in a module made from cells is the line of the cell that wrote it: in a
+    function, in a docstring, in a guarded assignment; the header and the gathered imports have none."""
+    from grader.notebook import in_cells
+
+    sources = ["import torch\n",
+               '# exercise: hvp\n\n\ndef hvp(f, x, v):\n    """Doc.\n\n    More.\n    """\n'
+               "    x_ = x.detach()\n    # a comment the module loses\n    return (x_ *\n            v)\n",
+               "# module: grad.py\nSCALE = 1 / 0\n\nLIMIT = 3\n"]
+    extracted = cells.extract([cells.Cell(index=i, source=s) for i, s in enumerate(sources, start=4)], catalog.load())
+    module = extracted.modules["grad.py"].decode().splitlines()
+    line = {text.strip(): n for n, text in enumerate(module, start=1)}
+    assert extracted.cell_line("grad.py", line["def hvp(f, x, v):"]) == (5, 4)
+    assert extracted.cell_line("grad.py", line["x_ = x.detach()"]) == (5, 9)
+    assert extracted.cell_line("grad.py", line["More."]) == (5, 7)  # inside the docstring: counted from its start
+    assert extracted.cell_line("grad.py", line["return x_ * v"]) == (5, 11)
+    assert extracted.cell_line("grad.py", line["SCALE = 1 / 0"]) == (6, 2)  # inside its try
+    assert extracted.cell_line("grad.py", line["LIMIT = 3"]) == (6, 4)
+    assert extracted.cell_line("grad.py", 1) is None and extracted.cell_line("grad.py", line["import torch"]) is None
+    message = (f'Traceback:\n  File "exercises/grad.py", line {line["x_ = x.detach()"]}\n    x_ = x.detach()\n'
+               f'  File "exercises/grad.py", line 1\n  File "exercises/nowhere.py", line 3')
+    assert in_cells(message, extracted) == ('Traceback:\n  Cell In[5], line 9\n    x_ = x.detach()\n'
+                                            '  File "exercises/grad.py", line 1\n  File "exercises/nowhere.py", line 3')
+
+
 def test_broken_files_get_a_clear_message(tmp_path):
     text = json.dumps(with_reference(exported()))
     truncated = intake.load(write_text(tmp_path / "truncated.ipynb", text[: len(text) // 2]))
@@ -176,15 +201,29 @@ def test_notebook_hand_ins_score_exactly_like_the_reference_modules(tmp_path):
 
 @pytest.mark.slow
 def test_the_checks_run_in_a_real_kernel(tmp_path):
-    """The exported notebook with the reference pasted in: every check cell passes; as shipped: fails."""
+    """The exported notebook with the reference pasted in: every check cell passes, but hvp's, whose
+    cell raises and whose check names that cell and line; as shipped: fails."""
     from nbclient import NotebookClient
 
     stubs = exported()
     stubs["cells"] = [c for c in stubs["cells"] if not c["id"].startswith("check-") or c["id"] == "check-all"]
-    for nb, expect in ((with_reference(exported()), "PASS 通过"), (stubs, "FAIL 未通过")):
+    reference = with_reference(exported())
+    hvp_cell = next(c for c in reference["cells"] if c["id"] == "exercise-hvp")
+    hvp_cell["source"] = "# exercise: hvp\ndef hvp(f, x, v):\n    x_ = _unit(x)  # a helper never defined\n"
+    for nb, expect in ((reference, "PASS 通过"), (stubs, "FAIL 未通过")):
         nb = nbformat.from_dict(nb)
         NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
         checked = [c for c in nb.cells if c.cell_type == "code" and "check" in c.metadata.get("tags", [])]
+        if expect == "PASS 通过":
+            ran = next(c for c in nb.cells if c.get("id") == "exercise-hvp").execution_count
+            hvp_check = next(c for c in checked if c.get("id") == "check-hvp")
+            checked.remove(hvp_check)
+            text = "".join(o.get("data", {}).get("text/plain", "") for o in hvp_check.outputs)
+            assert "FAIL 未通过" in text and f"Cell In[{ran}], line 3\n" in text and "x_ = _unit(x)" in text, text
+            assert 'File "exercises/' not in text, text
+            # checked before the cells of grad.py's later exercises ran: no word about those
+            first = next(c for c in checked if c.get("id") == "check-partial_grads")
+            assert "no cell defines" not in "".join(o.get("data", {}).get("text/plain", "") for o in first.outputs)
         for cell in checked:
             text = "".join(o.get("data", {}).get("text/plain", "") for o in cell.outputs)
             html = "".join(o.get("data", {}).get("text/html", "") for o in cell.outputs)

@@ -14,7 +14,8 @@ function, prints, `os.system(...)`, loops) is dropped, and IPython magics and `!
 into calls by IPython's own transformer (a line-based fallback drops them where IPython is missing),
 so they are dropped too. Imports of the grader itself (the check cells) are dropped. Outputs are never
 read. A cell that does not parse is skipped with a message. Nothing here runs a cell: the modules
-are text, graded in the sandbox like any other.
+are text, graded in the sandbox like any other. `Extracted.cell_line` leads a line of a module made
+here back to the cell and line that wrote it (a notebook check's tracebacks name cells, not modules).
 
 `read_notebook` reads an `.ipynb` within size and cell limits, validates it with nbformat where
 installed (a JSON reader otherwise, so students need no nbformat for `grader submit`), and checks the
@@ -24,6 +25,7 @@ assignment's identity from the notebook metadata written by `grader export noteb
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import json
 import re
@@ -56,6 +58,25 @@ class Extracted:
     modules: dict[str, bytes] = field(default_factory=dict)
     origins: dict[str, dict] = field(default_factory=dict)  # exercise -> {cell, id, found_by}
     problems: list[str] = field(default_factory=list)
+    undefined: list[str] = field(default_factory=list)  # exercises of a module made here that no cell defines
+    written: dict[str, list] = field(default_factory=dict, repr=False)  # module -> [(cell, statement)] in it
+    # module -> sorted (line in the module, cell, line in the cell, last line of its statement in the
+    # module), for each line of the module where a node of a cell's statement starts (`_places`); made
+    # when first asked for (8 ms a notebook: a check's tracebacks need it, a hand-in's grading does not)
+    places: dict[str, list[tuple[int, int, int, int]]] = field(default_factory=dict, repr=False)
+
+    def cell_line(self, module: str, line: int) -> tuple[int, int] | None:
+        """(cell, line in that cell) of a line of one of the modules made here; None for a line no cell
+        wrote (the header, the imports gathered at the top). A line inside a node counts from the line
+        where the node starts: the module is the cells' code re-written, with the same nodes."""
+        if module not in self.places and module in self.modules:
+            self.places[module] = _places(self.modules[module].decode(), self.written.get(module, []))
+        places = self.places.get(module, [])
+        at = bisect.bisect_right(places, (line, float("inf"))) - 1
+        if at < 0 or line > places[at][3]:
+            return None
+        start, cell, cell_line, _ = places[at]
+        return cell, cell_line + line - start
 
 
 class NotANotebook(ValueError):
@@ -177,10 +198,11 @@ def extract(cells: list[Cell], course: catalog.Catalog | None = None, name: str 
     for module in course.modules:
         cells_in = [(cell, found_by, body) for cell, label, found_by, body in parsed
                     if not labelled or label in (None, module)]
-        body, defined = [], {}
+        body, defined, written = [], {}, []
         for cell, found_by, statements in cells_in:
             kept = [node for node in statements if isinstance(node, KEPT_DEFINITIONS + KEPT_ASSIGNMENTS)]
             body += [_guarded(node) for node in kept]
+            written += [(cell, node) for node in kept]
             for node in kept:
                 for bound in _bound_names(node):
                     defined[bound] = {"cell": cell.index, "id": cell.id, "found_by": found_by}
@@ -191,9 +213,27 @@ def extract(cells: list[Cell], course: catalog.Catalog | None = None, name: str 
             if exercise in defined:
                 out.origins[exercise] = defined[exercise]
             else:
+                out.undefined.append(exercise)
                 out.problems.append(f"{name}: no cell defines {exercise}: its tests score 0 / 没有单元格定义 {exercise}")
         out.modules[module] = module_source(futures, imports, body, name).encode()
+        out.written[module] = written
     return out
+
+
+def _places(text: str, written: list[tuple[Cell, ast.stmt]]) -> list[tuple[int, int, int, int]]:
+    """Where each cell's statements went in the module `text` (see `Extracted.places`): the module
+    parsed again ends with those statements, in order, each with the same nodes as in its cell (a
+    guarded assignment inside its try), so that walking both side by side pairs their lines."""
+    statements = ast.parse(text).body[-len(written):] if written else []
+    places = {}
+    for (cell, node), statement in zip(written, statements):
+        inner = statement.body[0] if isinstance(statement, ast.Try) and not isinstance(node, ast.Try) else statement
+        for old, new in zip(ast.walk(node), ast.walk(inner)):
+            if type(old) is not type(new):
+                break
+            if isinstance(old, (ast.stmt, ast.expr)):
+                places.setdefault(new.lineno, (new.lineno, cell.index, old.lineno, statement.end_lineno))
+    return sorted(places.values())
 
 
 @functools.lru_cache(maxsize=4096)
