@@ -63,26 +63,31 @@ def check(exercise: str | None = None) -> CheckResult:
                                                            f"defines it / 请先运行 {what} 的单元格"])
     sources = {m.removesuffix(".py"): s.decode() for m, s in extracted.modules.items()}
     report = checker().check(exercises=names, sources=sources)
-    for test in (t for e in report["exercises"] for t in e["tests"]):
-        if type(test.get("message")) is str:
-            test["message"] = in_cells(test["message"], extracted)
+    for e in report["exercises"]:
+        for test in e["tests"]:
+            if type(test.get("message")) is str:
+                test["message"] = in_cells(test["message"], extracted, e["name"])
     others = {f"{KERNEL}: no cell defines {e}: its tests score 0 / 没有单元格定义 {e}"
               for e in extracted.undefined if e not in names}  # (an exercise not checked now: no news)
     return CheckResult(report, extracted.origins, [p for p in extracted.problems if p not in others])
 
 
 _FRAME = re.compile(r'File "exercises/(\w+\.py)", line (\d+)')
+_EXAMPLE = re.compile(r"exercises/\w+\.py, line \d+")  # where a docstring example is in the course's stub
 
 
-def in_cells(message: str, extracted: notebook_cells.Extracted) -> str:
-    """A message's traceback frames in the student's own code, `File "exercises/grad.py", line 17` of the
-    modules made from the cells, as the cells where that code is: `Cell In[12], line 5` (as IPython
-    writes its own tracebacks)."""
-    def cell(match: re.Match) -> str:
+def in_cells(message: str, extracted: notebook_cells.Extracted, exercise: str | None = None) -> str:
+    """A message's places as the cells where they are: a traceback frame in the student's own code,
+    `File "exercises/grad.py", line 17` of the modules made from the cells, as `Cell In[12], line 5` (as
+    IPython writes its own tracebacks); a docstring example of `exercise`, `exercises/grad.py, line 45`
+    of the stub, as the exercise's cell, `Cell In[12]` (its docstring is there)."""
+    def frame(match: re.Match) -> str:
         found = extracted.cell_line(match.group(1), int(match.group(2)))
         return f"Cell In[{found[0]}], line {found[1]}" if found else match.group(0)
 
-    return _FRAME.sub(cell, message)
+    message = _FRAME.sub(frame, message)
+    origin = extracted.origins.get(exercise or "")
+    return _EXAMPLE.sub(f"Cell In[{origin['cell']}]", message) if origin else message
 
 
 def submit(out: str = "submission.zip") -> Path:

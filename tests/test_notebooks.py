@@ -87,6 +87,9 @@ def test_each_line_of_a_made_module_leads_back_to_its_cell_and_line():
                f'  File "exercises/grad.py", line 1\n  File "exercises/nowhere.py", line 3')
     assert in_cells(message, extracted) == ('Traceback:\n  Cell In[5], line 9\n    x_ = x.detach()\n'
                                             '  File "exercises/grad.py", line 1\n  File "exercises/nowhere.py", line 3')
+    example = "the docstring example (exercises/grad.py, line 119) raised / 文档字符串示例（exercises/grad.py, line 119）抛出了异常"
+    assert in_cells(example, extracted, "hvp") == "the docstring example (Cell In[5]) raised / 文档字符串示例（Cell In[5]）抛出了异常"
+    assert in_cells(example, extracted, "partial_grads") == example  # no cell of it: said as it was
 
 
 def test_broken_files_get_a_clear_message(tmp_path):
@@ -220,7 +223,7 @@ def test_the_checks_run_in_a_real_kernel(tmp_path):
             checked.remove(hvp_check)
             text = "".join(o.get("data", {}).get("text/plain", "") for o in hvp_check.outputs)
             assert "FAIL 未通过" in text and f"Cell In[{ran}], line 3\n" in text and "x_ = _unit(x)" in text, text
-            assert 'File "exercises/' not in text, text
+            assert f"the docstring example (Cell In[{ran}]) raised" in text and "exercises/" not in text, text
             # checked before the cells of grad.py's later exercises ran: no word about those
             first = next(c for c in checked if c.get("id") == "check-partial_grads")
             assert "no cell defines" not in "".join(o.get("data", {}).get("text/plain", "") for o in first.outputs)
