@@ -11,6 +11,7 @@ as the zygote's do (`tests/test_channel.py` checks both).
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import sys
@@ -38,6 +39,7 @@ class _InProcessWorker:
         ours.setblocking(False)
         self.conn = Connection(ours.detach())
         self.workdir = tempfile.mkdtemp(prefix="autograd-lab-inprocess-")
+        self.cwd = os.getcwd()  # the worker imports from its workdir (os.chdir): this process's is put back
         self.worker = worker_module.Worker(None, self.workdir)
         # Every thread here is the bench's own (the grading session, other workers' threads), none a
         # submission's: the reply is built in this thread, never in a forked copy of the process.
@@ -72,6 +74,7 @@ class _InProcessWorker:
         self.conn.close()
         self.thread.join(timeout=5)
         sys.path[:] = [p for p in sys.path if p != self.workdir]
+        os.chdir(self.cwd)
         for name in self.worker.module_names:
             sys.modules.pop(name, None)
         shutil.rmtree(self.workdir, ignore_errors=True)

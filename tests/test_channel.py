@@ -9,6 +9,7 @@ renamed or given another default fails here), and by `isinstance` on real, runni
 from __future__ import annotations
 
 import inspect
+import os
 import sys
 from pathlib import Path
 
@@ -108,8 +109,10 @@ def test_the_in_process_floor_grades_the_reference_to_full_marks():
     from grader.host.runner import Options
 
     engine = inprocess.InProcessEngine(Options())
+    cwd = os.getcwd()
     try:
         report = engine.grade(ROOT / "solutions")
+        assert os.getcwd() == cwd  # (the worker's workdir, which its close removes, was left as this process's)
     finally:
         engine.close()
     assert report["score"] == report["max_score"] == 100
