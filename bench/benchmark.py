@@ -20,7 +20,9 @@ on this machine, in one run:
    so that the difference is the cost of isolation per submission.
 4. How far from the limit: the student code's own time per reference submission, as the worker
    measures each call (its `elapsed`: finding the function, running it and its probe), and the
-   ratio of each per-submission time above to it.
+   ratio of each per-submission time above to it; and what the worker's integrity checks after
+   each call and each step of student code (the seal, torch's namespaces, settling) cost a reference
+   submission: the calls and steps of one grading counted, each check timed in a process like a worker's.
 5. One late hand-in: `grader grade one.zip` (the reference, zipped; process start-up included)
    against a cold `grader check` of the same code, each --single-runs times (median).
 
@@ -102,11 +104,65 @@ def floor_and_isolated(repeats: int) -> dict[str, float]:
             assert report["score"] == report["max_score"], report["score"]
             if cls is Engine:
                 out["student_code_s"] = student["s"] / repeats
+            else:
+                out.update(integrity_checks(engine))
         finally:
             engine.close()
     out["isolated_worker_start_s"] = spent["start"] / repeats
     out["isolated_worker_end_s"] = spent["end"] / repeats
     return out
+
+
+# Timed in a process of its own that imports what a worker imports: the seal's snapshot covers every
+# grader module loaded, and this process has loaded many more than a worker has.
+_CHECKS_TIMER = """
+import json, sys, tempfile, timeit
+from grader.sandboxed import guard, worker, zygote  # noqa: F401  (what a worker's zygote imports)
+worker.prepare_process(sys.argv[1:])
+guarded = worker.Worker(None, tempfile.mkdtemp()).guarded()
+def each(check, n=400):
+    check()
+    return timeit.timeit(check, number=n) / n
+print(json.dumps({"seal_s": each(lambda: guarded.check(guarded.snapshot)),
+                  "namespaces_s": each(lambda: guarded.restore_namespaces(guarded.namespaces)),
+                  "settle_s": each(lambda: guard.settle(guarded.relied))}))
+"""
+
+
+def integrity_checks(engine) -> dict[str, float]:
+    """What the worker's integrity checks cost one reference submission, in seconds: after each call,
+    the seal (`grader.sandboxed.seal.check`) and torch's namespaces put back
+    (`guard.restore_namespaces`); after each step of student code, `guard.settle`. The calls and
+    steps of one grading by `engine` (the in-process one, warm) are counted; each check is timed in
+    a process like a worker's."""
+    from grader.sandboxed import guard, worker
+
+    counts = {"calls": 0, "steps": 0}
+    original_step, original_call = guard.step, worker.Worker.call
+
+    def counted_step(*args, **kwargs):
+        counts["steps"] += 1
+        return original_step(*args, **kwargs)
+
+    def counted_call(self, *args, **kwargs):
+        counts["calls"] += 1
+        return original_call(self, *args, **kwargs)
+
+    guard.step, worker.Worker.call = counted_step, counted_call
+    try:
+        engine.grade(ROOT / "solutions")
+    finally:
+        guard.step, worker.Worker.call = original_step, original_call
+    helpers = [str(p) for p in engine.catalog.helpers]
+    result = subprocess.run([sys.executable, "-c", _CHECKS_TIMER, *helpers], capture_output=True, text=True,
+                            cwd=ROOT)
+    if result.returncode != 0:
+        raise BenchmarkError(f"timing the worker's checks failed: {result.stderr.strip()[-2000:]}")
+    each = json.loads(result.stdout)
+    total = counts["calls"] * (each["seal_s"] + each["namespaces_s"]) + counts["steps"] * each["settle_s"]
+    return {"checks_calls": counts["calls"], "checks_steps": counts["steps"], "checks_seal_s": each["seal_s"],
+            "checks_namespaces_s": each["namespaces_s"], "checks_settle_s": each["settle_s"],
+            "integrity_checks_s": total}
 
 
 @contextlib.contextmanager
@@ -349,6 +405,10 @@ def table(f: dict) -> str:
     if f.get("student_code_s"):
         rows += [f"| the student code's own time (the reference; every call's time measured inside the worker) "
                  f"| {f['student_code_s']:.4f} |",
+                 f"| the worker's integrity checks (the seal, {1e3 * f['checks_seal_s']:.3f} ms, and torch's namespaces, "
+                 f"{1e3 * f['checks_namespaces_s']:.3f} ms, after each of {f['checks_calls']} calls; settling, "
+                 f"{1e3 * f['checks_settle_s']:.3f} ms, after each of {f['checks_steps']} steps of student code) "
+                 f"| {f['integrity_checks_s']:.4f} |",
                  f"| how far from it: `grader grade`, the floor, the isolated grading | "
                  f"{f['grader_s_per_submission_to_student']:.0f}x, {f['in_process_floor_s_to_student']:.0f}x, "
                  f"{f['isolated_same_process_s_to_student']:.0f}x |"]
