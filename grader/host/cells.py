@@ -58,7 +58,7 @@ class Extracted:
     modules: dict[str, bytes] = field(default_factory=dict)
     origins: dict[str, dict] = field(default_factory=dict)  # exercise -> {cell, id, found_by}
     problems: list[str] = field(default_factory=list)
-    undefined: list[str] = field(default_factory=list)  # exercises of a module made here that no cell defines
+    undefined: dict[str, str] = field(default_factory=dict)  # exercise of a module made here that no cell defines -> its problem
     written: dict[str, list] = field(default_factory=dict, repr=False)  # module -> [(cell, statement)] in it
     # module -> sorted (line in the module, cell, line in the cell, last line of its statement in the
     # module), for each line of the module where a node of a cell's statement starts (`_places`); made
@@ -213,8 +213,8 @@ def extract(cells: list[Cell], course: catalog.Catalog | None = None, name: str 
             if exercise in defined:
                 out.origins[exercise] = defined[exercise]
             else:
-                out.undefined.append(exercise)
-                out.problems.append(f"{name}: no cell defines {exercise}: its tests score 0 / 没有单元格定义 {exercise}")
+                out.undefined[exercise] = f"{name}: no cell defines {exercise}: its tests score 0 / 没有单元格定义 {exercise}"
+                out.problems.append(out.undefined[exercise])
         out.modules[module] = module_source(futures, imports, body, name).encode()
         out.written[module] = written
     return out

@@ -46,7 +46,6 @@ DTYPES: dict[str, torch.dtype] = {
     "bool": torch.bool,
 }
 DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
-ITEMSIZES = {name: dtype.itemsize for name, dtype in DTYPES.items()}  # bytes per element
 
 
 class WireError(ValueError):
@@ -106,7 +105,7 @@ def tensor_from_bytes(blob: bytes, dtype_name: str, shape: list[int]) -> torch.T
     if type(shape) is not list or any(type(n) is not int or n < 0 for n in shape):
         raise WireError("bad shape")
     numel = math.prod(shape)
-    nbytes = numel * ITEMSIZES[dtype_name]
+    nbytes = numel * dtype.itemsize
     if nbytes != len(blob):
         raise WireError(f"tensor of shape {shape} and dtype {dtype_name} needs {nbytes} bytes, got {len(blob)}")
     if numel == 0:
